@@ -90,6 +90,8 @@ const (
 	ErrPayloadTooLarge
 	ErrPayloadLen
 	ErrLogViewAboveViewState
+	ErrOptionEntry
+	ErrOptionKey
 	ErrArtifactLen
 	ErrArtifactChecksum
 
@@ -163,6 +165,8 @@ var ruleText = [ruleCount]string{
 	ErrPayloadTooLarge:        "payload_len must be <= 4096",
 	ErrPayloadLen:             "payload must be 66 bytes (or the 58-byte legacy form)",
 	ErrLogViewAboveViewState:  "log_view must be <= view",
+	ErrOptionEntry:            "option entry kind must be nonzero and len 1..255",
+	ErrOptionKey:              "option keys must be unique UTF-8 strings, each followed by a value",
 	ErrArtifactLen:            "artifact length must equal its manifest entry's len",
 	ErrArtifactChecksum:       "artifact XXH3 must equal its manifest entry's checksum",
 }
@@ -228,7 +232,7 @@ func (e *FrameError) Unwrap() error { return e.Rule }
 // FormatError is a body or artifact (batch, suffix, ISM1, ICT2, ICO1,
 // superblock record) that breaks its format.
 type FormatError struct {
-	Format string // "batch", "suffix", "ISM1", "ICT2", "ICO1", "superblock", "VsrState"
+	Format string // "batch", "suffix", "ISM1", "artifact", "ICT2", "ICO1", "superblock", "VsrState"
 	Rule   Rule
 	Offset int    // byte offset inside the input where the rule was checked
 	Detail string // the values involved

@@ -56,3 +56,17 @@ func UnpackGroup(group uint64) (PartitionGroup, error) {
 
 // IsMetadataGroup reports whether group is the metadata plane.
 func IsMetadataGroup(group uint64) bool { return group == MetadataGroup }
+
+// DescribeGroup returns a readable name for a group id: "metadata", or
+// "stream S topic T partition P", or "invalid group" for ids no packing
+// produces.
+func DescribeGroup(group uint64) string {
+	if group == MetadataGroup {
+		return "metadata"
+	}
+	p, err := UnpackGroup(group)
+	if err != nil {
+		return "invalid group"
+	}
+	return fmt.Sprintf("stream %d topic %d partition %d", p.Stream, p.Topic, p.Partition)
+}

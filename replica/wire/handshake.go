@@ -3,6 +3,7 @@ package wire
 import (
 	"crypto/subtle"
 	"encoding/hex"
+	"strconv"
 
 	"lukechampine.com/blake3"
 )
@@ -150,4 +151,16 @@ func (t *Transcript) VerifyMAC(mac Bytes32, dir MACDirection, current Bytes32, p
 		ok = subtle.ConstantTimeCompare(mac[:], old[:]) == 1 || ok
 	}
 	return ok
+}
+
+var handshakeStatusNames = [...]string{"Ok", "UnknownCommand", "ClusterMismatch", "DirectionalRule",
+	"AuthRequired", "MacMismatch"}
+
+// String returns the status's name; every value outside 0..5 reads as a
+// rejection, as UnknownCommand does.
+func (s HandshakeStatus) String() string {
+	if int(s) < len(handshakeStatusNames) {
+		return handshakeStatusNames[s]
+	}
+	return "HandshakeStatus(" + strconv.Itoa(int(s)) + ")"
 }

@@ -119,3 +119,53 @@ type Typed interface {
 	Encode(h *Header)
 	Decode(h *Header)
 }
+
+// TypedFor returns a new zero typed header for command c, to Decode into; nil
+// for commands without a layout on this plane (0-4) and outside the registry.
+func TypedFor(c Command) Typed {
+	switch c {
+	case CommandRequest:
+		return &RequestHeader{}
+	case CommandPrepare, CommandRepairPrepare:
+		return &PrepareHeader{}
+	case CommandPrepareOk:
+		return &PrepareOkHeader{}
+	case CommandReply:
+		return &ReplyHeader{}
+	case CommandCommit:
+		return &CommitHeader{}
+	case CommandStartViewChange:
+		return &StartViewChangeHeader{}
+	case CommandDoViewChange:
+		return &DoViewChangeHeader{}
+	case CommandStartView:
+		return &StartViewHeader{}
+	case CommandEviction:
+		return &EvictionHeader{}
+	case CommandReplicaHello, CommandReplicaChallenge, CommandReplicaFinish:
+		return &HandshakeHeader{}
+	case CommandRequestStartView:
+		return &RequestStartViewHeader{}
+	case CommandRequestPrepares:
+		return &RequestPreparesHeader{}
+	case CommandRepairDone, CommandRangeEvicted:
+		return &RepairRangeHeader{}
+	case CommandRequestStateTransfer:
+		return &RequestStateTransferHeader{}
+	case CommandStateTransferTarget:
+		return &StateTransferTargetHeader{}
+	case CommandRequestStateChunk:
+		return &RequestStateChunkHeader{}
+	case CommandStateChunk:
+		return &StateChunkHeader{}
+	case CommandForwardRegister:
+		return &ForwardRegisterHeader{}
+	case CommandForwardRegisterResult:
+		return &ForwardRegisterResultHeader{}
+	case CommandForwardLogout:
+		return &ForwardLogoutHeader{}
+	case CommandForwardLogoutResult:
+		return &ForwardLogoutResultHeader{}
+	}
+	return nil
+}

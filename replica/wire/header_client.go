@@ -192,11 +192,11 @@ type EvictionHeader struct {
 }
 
 const (
-	offEvictClient      = 128
-	offEvictVersion     = 144
-	offEvictVersionMin  = 148
-	offEvictReserved    = 152
-	offEvictReason      = 255
+	offEvictClient     = 128
+	offEvictVersion    = 144
+	offEvictVersionMin = 148
+	offEvictReserved   = 152
+	offEvictReason     = 255
 )
 
 // Encode writes x as an Eviction (13).
@@ -231,14 +231,14 @@ func validateEviction(h *Header) error {
 		return frameErrf(c, ErrReservedNonzero, "bytes 152..255")
 	}
 	reason := EvictionReason(h[offEvictReason])
-	max, min := u32(h[offEvictVersion:]), u32(h[offEvictVersionMin:])
+	vmax, vmin := u32(h[offEvictVersion:]), u32(h[offEvictVersionMin:])
 	switch {
 	case reason == EvictionReserved:
 		return frameErr(c, ErrReasonReserved)
-	case reason == EvictionIncompatibleProtocol && (min == 0 || max < min):
-		return frameErrf(c, ErrProtocolWindow, "min %d, max %d", min, max)
-	case reason != EvictionIncompatibleProtocol && (min != 0 || max != 0):
-		return frameErrf(c, ErrProtocolWindow, "reason %s, min %d, max %d", reason, min, max)
+	case reason == EvictionIncompatibleProtocol && (vmin == 0 || vmax < vmin):
+		return frameErrf(c, ErrProtocolWindow, "min %d, max %d", vmin, vmax)
+	case reason != EvictionIncompatibleProtocol && (vmin != 0 || vmax != 0):
+		return frameErrf(c, ErrProtocolWindow, "reason %s, min %d, max %d", reason, vmin, vmax)
 	}
 	return nil
 }

@@ -1,5 +1,7 @@
 package wire
 
+import "strconv"
+
 // ForwardRegisterOutcome is the outcome byte of a ForwardRegisterResult.
 type ForwardRegisterOutcome uint8
 
@@ -186,4 +188,25 @@ func validateForward(h *Header, offClient, offNonce, reservedFrom, reservedTo in
 		return frameErrf(c, ErrReservedNonzero, "bytes %d..%d", reservedFrom, reservedTo)
 	}
 	return nil
+}
+
+var forwardRegisterOutcomeNames = [...]string{"Ok", "NotPrimary", "NotCaughtUp", "PipelineFull", "InProgress",
+	"Canceled", "ClientIdOwnedByAnotherUser"}
+
+// String returns the outcome's name.
+func (o ForwardRegisterOutcome) String() string {
+	if int(o) < len(forwardRegisterOutcomeNames) {
+		return forwardRegisterOutcomeNames[o]
+	}
+	return "ForwardRegisterOutcome(" + strconv.Itoa(int(o)) + ")"
+}
+
+var forwardLogoutOutcomeNames = [...]string{"Ok", "NotPrimary", "PipelineFull", "InProgress", "Canceled"}
+
+// String returns the outcome's name.
+func (o ForwardLogoutOutcome) String() string {
+	if int(o) < len(forwardLogoutOutcomeNames) {
+		return forwardLogoutOutcomeNames[o]
+	}
+	return "ForwardLogoutOutcome(" + strconv.Itoa(int(o)) + ")"
 }

@@ -87,32 +87,41 @@ func ToPrepare(frame []byte) {
 	h.SetCommand(CommandPrepare)
 }
 
-// BuildFrame encodes x into a new frame with body appended, then finishes it
-// as a sender must (wire.md 3.5): size = 256 + len(body), checksum_body by
-// the regime of BodySealFor, and the checksum last (frame seal, or identity
-// for a Prepare; zero for unsealed commands). The checksum, checksum_body and
-// size fields of x are ignored. A RepairPrepare is not built here: convert a
-// journaled Prepare with ToRepairPrepare.
+// BuildFrame encodes x into a new frame with body appended and finishes it
+// (see Finish). The checksum, checksum_body and size fields of x are
+// ignored. A RepairPrepare is not built here: convert a journaled Prepare
+// with ToRepairPrepare.
 func BuildFrame(x Typed, body []byte) []byte {
 	frame := make([]byte, HeaderSize+len(body))
-	h := HeaderOf(frame)
-	x.Encode(h)
+	x.Encode(HeaderOf(frame))
 	copy(frame[HeaderSize:], body)
-	h.SetSize(uint32(len(frame)))
-	c := h.Command()
-	if c == CommandRepairPrepare {
+	if HeaderOf(frame).Command() == CommandRepairPrepare {
 		panic("wire: BuildFrame cannot build a RepairPrepare; convert a journaled Prepare")
 	}
-	h.SetChecksumBody(BodySealFor(c, prepareGroup(h), body))
+	Finish(frame)
+	return frame
+}
+
+// Finish completes a frame as a sender must (wire.md 3.5), after every other
+// field is written: size = len(frame), checksum_body by the regime of
+// BodySealFor (a RepairPrepare keeps its prepare's), and the checksum last:
+// the frame seal, the identity for Prepare and RepairPrepare, zero for
+// unsealed commands.
+func Finish(frame []byte) {
+	h := HeaderOf(frame)
+	h.SetSize(uint32(len(frame)))
+	c := h.Command()
+	if c != CommandRepairPrepare {
+		h.SetChecksumBody(BodySealFor(c, prepareGroup(h), frame[HeaderSize:]))
+	}
 	switch {
-	case c == CommandPrepare:
+	case c.IsPrepare():
 		h.SealPrepare()
 	case c.Sealed():
 		h.SealFrame()
 	default:
 		h.SetChecksum(U128{})
 	}
-	return frame
 }
 
 // prepareGroup returns the group field of a prepare header (0 for others).

@@ -73,9 +73,9 @@ func putU128(b []byte, u U128) {
 	binary.LittleEndian.PutUint64(b[8:16], u.Hi)
 }
 
-func u64(b []byte) uint64    { return binary.LittleEndian.Uint64(b) }
-func u32(b []byte) uint32    { return binary.LittleEndian.Uint32(b) }
-func u16(b []byte) uint16    { return binary.LittleEndian.Uint16(b) }
+func u64(b []byte) uint64      { return binary.LittleEndian.Uint64(b) }
+func u32(b []byte) uint32      { return binary.LittleEndian.Uint32(b) }
+func u16(b []byte) uint16      { return binary.LittleEndian.Uint16(b) }
 func put64(b []byte, v uint64) { binary.LittleEndian.PutUint64(b, v) }
 func put32(b []byte, v uint32) { binary.LittleEndian.PutUint32(b, v) }
 func put16(b []byte, v uint16) { binary.LittleEndian.PutUint16(b, v) }
@@ -89,3 +89,7 @@ func allZero(b []byte) bool {
 	}
 	return true
 }
+
+// MarshalText encodes u as String does, so JSON carries a u128 as the string
+// "0x" followed by 32 lowercase hex digits.
+func (u U128) MarshalText() ([]byte, error) { return []byte(u.String()), nil }

@@ -10,9 +10,13 @@ import (
 	"pgregory.net/rapid"
 )
 
-// decodeAs returns a fresh typed header of x's type decoded from h.
+// decodeAs returns a fresh typed header for h's command, decoded from h, and
+// checks that it has x's type.
 func decodeAs(x Typed, h *Header) Typed {
-	y := reflect.New(reflect.TypeOf(x).Elem()).Interface().(Typed)
+	y := TypedFor(h.Command())
+	if reflect.TypeOf(y) != reflect.TypeOf(x) {
+		panic(fmt.Sprintf("TypedFor(%v) is %T, want %T", h.Command(), y, x))
+	}
 	y.Decode(h)
 	return y
 }

@@ -1,0 +1,129 @@
+package wire
+
+import (
+	"fmt"
+
+	"github.com/zeebo/xxh3"
+)
+
+// Artifact kinds of a state-manifest entry (wire.md 8.1). Other values decode
+// fine: the receiver of an offer decides which kinds it accepts.
+const (
+	ArtifactMetadataSnapshot uint8 = 0 // metadata plane: msgpack snapshot payload (wire.md 8.2)
+	ArtifactClientTable      uint8 = 1 // metadata plane: ICT2 (wire.md 8.3)
+	ArtifactSegmentLog       uint8 = 2 // partition plane: one segment .log verbatim (wire.md 8.4)
+	ArtifactConsumerOffsets  uint8 = 3 // partition plane: ICO1 (wire.md 8.5)
+)
+
+// ManifestEntriesMax is the most entries an ISM1 manifest may hold
+// (STATE_MANIFEST_ENTRIES_MAX).
+const ManifestEntriesMax = 1 << 16
+
+// ManifestEntryLen is the entry length this version writes. A decoder accepts
+// longer entries (a later version's) and skips their tails.
+const ManifestEntryLen = 25
+
+const (
+	manifestMagic     = "ISM1"
+	manifestHeaderLen = 9 // magic, count, entry_len
+	trailerLen        = 8 // the XXH3 trailer of ISM1, ICT2 and ICO1
+)
+
+// ManifestEntry describes one artifact of a state-transfer offer (wire.md
+// 8.1): the receiver pulls Len bytes of it and checks them with VerifyArtifact.
+type ManifestEntry struct {
+	Kind     uint8  // one of the Artifact* kinds
+	Frontier uint64 // what the artifact is current to; its meaning depends on Kind
+	Len      uint64 // artifact length in bytes
+	Checksum uint64 // XXH3 of the artifact bytes
+}
+
+// EncodeManifest builds an ISM1 manifest (a StateTransferTarget body) with
+// entry_len 25. More than ManifestEntriesMax entries is a programming error
+// and panics.
+func EncodeManifest(entries []ManifestEntry) []byte {
+	if len(entries) > ManifestEntriesMax {
+		panic(fmt.Sprintf("wire: EncodeManifest with %d entries, max %d", len(entries), ManifestEntriesMax))
+	}
+	b := make([]byte, manifestHeaderLen+len(entries)*ManifestEntryLen+trailerLen)
+	copy(b, manifestMagic)
+	put32(b[4:], uint32(len(entries)))
+	b[8] = ManifestEntryLen
+	off := manifestHeaderLen
+	for _, e := range entries {
+		b[off] = e.Kind
+		put64(b[off+1:], e.Frontier)
+		put64(b[off+9:], e.Len)
+		put64(b[off+17:], e.Checksum)
+		off += ManifestEntryLen
+	}
+	put64(b[off:], xxh3.Hash(b[:off]))
+	return b
+}
+
+// DecodeManifest parses an ISM1 manifest. Rules, in the order they are
+// checked (the order the fields are read, then the trailer): the input holds
+// at least the 9-byte header and the trailer; the magic is "ISM1"; count is at
+// most ManifestEntriesMax; entry_len is at least 25; the input is exactly
+// header, count entries and trailer long (shorter: ErrShort; longer:
+// ErrTrailingBytes, bytes between the last entry and the trailer); the
+// trailer is XXH3 of every byte before it. The tail of an entry longer than
+// 25 bytes is skipped. Nothing is allocated from count until the input is
+// known to hold that many entries.
+func DecodeManifest(b []byte) ([]ManifestEntry, error) {
+	if len(b) < manifestHeaderLen+trailerLen {
+		return nil, formatErrf("ISM1", ErrShort, len(b), "%d bytes, an empty manifest is %d", len(b), manifestHeaderLen+trailerLen)
+	}
+	if string(b[:4]) != manifestMagic {
+		return nil, formatErrf("ISM1", ErrMagic, 0, "magic %x", b[:4])
+	}
+	count := u32(b[4:])
+	if count > ManifestEntriesMax {
+		return nil, formatErrf("ISM1", ErrCountTooLarge, 4, "count %d, max %d", count, ManifestEntriesMax)
+	}
+	entryLen := int(b[8])
+	if entryLen < ManifestEntryLen {
+		return nil, formatErrf("ISM1", ErrEntryLenTooSmall, 8, "entry_len %d", entryLen)
+	}
+	// At most 65536 * 255 bytes: no overflow, even with a 32-bit int.
+	end := manifestHeaderLen + int(count)*entryLen
+	switch {
+	case len(b) < end+trailerLen:
+		return nil, formatErrf("ISM1", ErrShort, len(b), "%d entries of %d bytes need %d bytes, have %d",
+			count, entryLen, end+trailerLen, len(b))
+	case len(b) > end+trailerLen:
+		return nil, formatErrf("ISM1", ErrTrailingBytes, end, "%d bytes between the last entry and the trailer",
+			len(b)-end-trailerLen)
+	}
+	if stored, got := u64(b[end:]), xxh3.Hash(b[:end]); stored != got {
+		return nil, formatErrf("ISM1", ErrTrailerMismatch, end, "stored %#016x, computed %#016x", stored, got)
+	}
+	if count == 0 {
+		return nil, nil
+	}
+	entries := make([]ManifestEntry, count)
+	off := manifestHeaderLen
+	for i := range entries {
+		entries[i] = ManifestEntry{
+			Kind:     b[off],
+			Frontier: u64(b[off+1:]),
+			Len:      u64(b[off+9:]),
+			Checksum: u64(b[off+17:]),
+		}
+		off += entryLen
+	}
+	return entries, nil
+}
+
+// VerifyArtifact checks a pulled artifact against its manifest entry: its
+// length is e.Len and its XXH3 is e.Checksum (wire.md 8.1). The artifact is
+// verified whole, after its last chunk arrives.
+func VerifyArtifact(e ManifestEntry, artifact []byte) error {
+	if uint64(len(artifact)) != e.Len {
+		return formatErrf("artifact", ErrArtifactLen, 0, "kind %d: %d bytes, entry says %d", e.Kind, len(artifact), e.Len)
+	}
+	if got := xxh3.Hash(artifact); got != e.Checksum {
+		return formatErrf("artifact", ErrArtifactChecksum, 0, "kind %d: computed %#016x, entry says %#016x", e.Kind, got, e.Checksum)
+	}
+	return nil
+}
