@@ -113,7 +113,7 @@ func TestFuzzResealersReachSuccess(t *testing.T) {
 	if err := VerifyBatch(artResealBatch(b)); err != nil {
 		t.Fatalf("resealed batch: %v", err)
 	}
-	m := artHex(t, artManifestSampleHex)
+	m := mustHex(t, artManifestSampleHex)
 	m[10] ^= 1
 	if _, err := DecodeManifest(artResealTrailer(m)); err != nil {
 		t.Fatalf("resealed manifest: %v", err)

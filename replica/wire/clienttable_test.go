@@ -2,7 +2,6 @@ package wire
 
 import (
 	"bytes"
-	"errors"
 	"slices"
 	"testing"
 
@@ -56,7 +55,7 @@ func artClientTableExample() []ClientTableEntry {
 func TestClientTableExample(t *testing.T) {
 	// The expected bytes, field by field (wire.md 8.3).
 	var want []byte
-	add := func(s string) { want = append(want, artHex(t, s)...) }
+	add := func(s string) { want = append(want, mustHex(t, s)...) }
 	add("49435432") // magic "ICT2"
 	add("02000000") // count 2
 	// Entry 0.
@@ -97,7 +96,7 @@ func TestClientTableExample(t *testing.T) {
 	clear(want)
 	artEqualClientTables(t, back, artClientTableExample())
 
-	empty := artHex(t, "49435432 00000000")
+	empty := mustHex(t, "49435432 00000000")
 	empty = artAppend64(empty, xxh3.Hash(empty))
 	if got := EncodeClientTable(nil); !bytes.Equal(got, empty) {
 		t.Fatalf("empty table %x, want %x", got, empty)
@@ -298,17 +297,7 @@ func TestClientTableRoundTripProperty(t *testing.T) {
 // re-encode to exactly its input.
 func artCheckClientTableInput(t artTB, b []byte) {
 	t.Helper()
-	entries, err := DecodeClientTable(b)
-	if err != nil {
-		var fe *FormatError
-		if !errors.As(err, &fe) || fe.Format != "ICT2" || fe.Offset < 0 || fe.Offset > len(b) {
-			t.Fatalf("error %v is not an ICT2 *FormatError inside the input", err)
-		}
-		return
-	}
-	if again := EncodeClientTable(entries); !bytes.Equal(again, b) {
-		t.Fatalf("decoded table re-encodes differently\n in %x\nout %x", b, again)
-	}
+	artCheckCanonical(t, b, "ICT2", DecodeClientTable, EncodeClientTable)
 }
 
 func TestDecodeClientTableNeverPanicsProperty(t *testing.T) {

@@ -172,6 +172,9 @@ func genValid(t *rapid.T, c Command) (Typed, []byte) {
 		x := genAny(t, c).(*PrepareHeader)
 		x.Operation = genOperation(t, "operation")
 		x.Group = genGroup(t, "group")
+		if x.Operation == OperationSendMessages {
+			return x, genBatch(t)
+		}
 		return x, smallBody()
 	case CommandRepairPrepare:
 		panic("genValid: a RepairPrepare is a converted Prepare")
@@ -283,3 +286,17 @@ func genSuffixBody(t *rapid.T, n int) []byte {
 
 // setPrefix lets generic test code replace the prefix of any typed header.
 func (p *Prefix) setPrefix(q Prefix) { *p = q }
+
+// genBatch draws a valid stamped message batch, the body of a SendMessages
+// prepare.
+func genBatch(t *rapid.T) []byte {
+	n := rapid.IntRange(1, 4).Draw(t, "messages")
+	msgs := make([]Message, n)
+	for i := range msgs {
+		msgs[i] = Message{ID: genU128(t, "id"), OffsetDelta: uint32(i),
+			Payload: rapid.SliceOfN(rapid.Byte(), 0, 40).Draw(t, "payload")}
+	}
+	b := EncodeBatch(BatchHeader{OriginTimestamp: rapid.Uint64().Draw(t, "origin")}, msgs)
+	StampBatch(b, rapid.Uint64().Draw(t, "partition"), rapid.Uint64().Draw(t, "base"), rapid.Uint64().Draw(t, "ts"))
+	return b
+}

@@ -171,8 +171,7 @@ func (x *ForwardLogoutResultHeader) Decode(h *Header) {
 
 // validateForward applies the rules shared by the four forwarding headers:
 // size 256, client and nonce nonzero, the tail reserved region zero (62..128
-// is not validated, wire.md 14.3). It returns the client and nonce offsets
-// checked so callers need not repeat them.
+// is not validated, wire.md 14.3).
 func validateForward(h *Header, offClient, offNonce, reservedFrom, reservedTo int) error {
 	c := h.Command()
 	if h.Size() != HeaderSize {

@@ -66,7 +66,8 @@ func (x *PrepareHeader) Decode(h *Header) {
 }
 
 // validatePrepare applies wire.md 5.1 / 5.9 (after the bit-pattern check):
-// reserved regions zero, then the identity and the body seal where nonzero.
+// reserved regions zero, then the identity and the body seal where nonzero,
+// then, for SendMessages, the batch (wire.md 7).
 func validatePrepare(h *Header, body []byte) error {
 	c := h.Command()
 	if !allZero(h[offReservedFrame:offCommandArea]) {
@@ -83,6 +84,15 @@ func validatePrepare(h *Header, body []byte) error {
 	if sum := h.ChecksumBody(); !sum.IsZero() {
 		if want := BodySeal(body); sum != want {
 			return frameErrf(c, ErrBodySealMismatch, "checksum_body %s, body %s", sum, want)
+		}
+	}
+	// A SendMessages body is a batch whose own checksums are its integrity
+	// (checksum_body is 0 on the partition plane); Iggy verifies it at
+	// network ingress, before the partition sees the prepare.
+	if Operation(h[offPrepareOperation]) == OperationSendMessages {
+		if err := VerifyBatch(body); err != nil {
+			fe := err.(*FormatError)
+			return frameErrf(c, fe.Rule, "batch at body byte %d: %s", fe.Offset, fe.Detail)
 		}
 	}
 	return nil

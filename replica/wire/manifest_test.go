@@ -35,7 +35,7 @@ func TestManifestVectorB8(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			want := artHex(t, c.hex)
+			want := mustHex(t, c.hex)
 			got := EncodeManifest(c.entries)
 			if !bytes.Equal(got, want) {
 				t.Fatalf("EncodeManifest\n got %x\nwant %x", got, want)
@@ -61,7 +61,7 @@ func TestManifestVectorB8(t *testing.T) {
 // artManifestLongEntries hand-builds the sample with entry_len 26: each entry
 // carries one extra tail byte, as a later version's longer entry would.
 func artManifestLongEntries(t *testing.T) []byte {
-	b := artHex(t, `49534d31 02000000 1a
+	b := mustHex(t, `49534d31 02000000 1a
 		00 c000000000000000 0e00000000000000 0b9f080384ac8e29 ee
 		01 c300000000000000 0b00000000000000 3d79dd7c4daebef5 ff`)
 	return artAppend64(b, xxh3.Hash(b))
@@ -83,13 +83,13 @@ func TestManifestLongerEntriesSkipTails(t *testing.T) {
 		t.Fatalf("decoded %+v, want %+v", got, artManifestSample())
 	}
 	// Re-encoding writes the canonical 25-byte entries: B8 exactly.
-	if again := EncodeManifest(got); !bytes.Equal(again, artHex(t, artManifestSampleHex)) {
+	if again := EncodeManifest(got); !bytes.Equal(again, mustHex(t, artManifestSampleHex)) {
 		t.Fatalf("re-encoded %x", again)
 	}
 }
 
 func TestManifestRejections(t *testing.T) {
-	sample := func(t *testing.T) []byte { return artHex(t, artManifestSampleHex) }
+	sample := func(t *testing.T) []byte { return mustHex(t, artManifestSampleHex) }
 	// reseal recomputes the trailer, so that a case reaches the rule it
 	// names instead of stopping at the trailer.
 	reseal := func(b []byte) []byte {

@@ -2,7 +2,6 @@ package wire
 
 import (
 	"bytes"
-	"errors"
 	"slices"
 	"testing"
 
@@ -21,7 +20,7 @@ func artOffsetsExample() ConsumerOffsets {
 
 func artOffsetsExampleBytes(t *testing.T) []byte {
 	var b []byte
-	add := func(s string) { b = append(b, artHex(t, s)...) }
+	add := func(s string) { b = append(b, mustHex(t, s)...) }
 	add("49434f31")                     // magic "ICO1"
 	add("01")                           // version 1
 	add("0200000000000000")             // purge_generation 2
@@ -57,7 +56,7 @@ func TestConsumerOffsetsExample(t *testing.T) {
 	}
 	artEqualOffsets(t, got, artOffsetsExample())
 
-	empty := artHex(t, "49434f31 01 0000000000000000 0000000000000000 00000000 00000000")
+	empty := mustHex(t, "49434f31 01 0000000000000000 0000000000000000 00000000 00000000")
 	empty = artAppend64(empty, xxh3.Hash(empty))
 	if got := EncodeConsumerOffsets(ConsumerOffsets{}); !bytes.Equal(got, empty) {
 		t.Fatalf("empty artifact %x, want %x", got, empty)
@@ -113,13 +112,13 @@ func TestConsumerOffsetsRejections(t *testing.T) {
 		{"consumer ids descending", edit(func(b []byte) { put32(b[entries:], 8) }), ErrIDOrder, entries + 12},
 		{"group ids descending", func(t *testing.T) []byte {
 			return reseal(slices.Concat(EncodeConsumerOffsets(ConsumerOffsets{})[:21],
-				artHex(t, "00000000 02000000 05000000 0000000000000000 04000000 0000000000000000 0000000000000000")))
+				mustHex(t, "00000000 02000000 05000000 0000000000000000 04000000 0000000000000000 0000000000000000")))
 		}, ErrIDOrder, entries + 12},
 		{"sections are ordered separately", func(t *testing.T) []byte {
 			// A group id below the last consumer id is fine; an
 			// equal pair inside the groups is not.
 			return reseal(slices.Concat(EncodeConsumerOffsets(ConsumerOffsets{})[:21],
-				artHex(t, "01000000 02000000 09000000 0000000000000000 03000000 0000000000000000 03000000 0000000000000000 0000000000000000")))
+				mustHex(t, "01000000 02000000 09000000 0000000000000000 03000000 0000000000000000 03000000 0000000000000000 0000000000000000")))
 		}, ErrIDOrder, entries + 24},
 		{"trailer", func(t *testing.T) []byte { b := artOffsetsExampleBytes(t); b[trailer] ^= 1; return b }, ErrTrailerMismatch, trailer},
 		{"offset value", func(t *testing.T) []byte { b := artOffsetsExampleBytes(t); b[entries+4] ^= 1; return b }, ErrTrailerMismatch, trailer},
@@ -192,17 +191,7 @@ func TestConsumerOffsetsRoundTripProperty(t *testing.T) {
 // re-encode to exactly its input.
 func artCheckConsumerOffsetsInput(t artTB, b []byte) {
 	t.Helper()
-	c, err := DecodeConsumerOffsets(b)
-	if err != nil {
-		var fe *FormatError
-		if !errors.As(err, &fe) || fe.Format != "ICO1" || fe.Offset < 0 || fe.Offset > len(b) {
-			t.Fatalf("error %v is not an ICO1 *FormatError inside the input", err)
-		}
-		return
-	}
-	if again := EncodeConsumerOffsets(c); !bytes.Equal(again, b) {
-		t.Fatalf("decoded offsets re-encode differently\n in %x\nout %x", b, again)
-	}
+	artCheckCanonical(t, b, "ICO1", DecodeConsumerOffsets, EncodeConsumerOffsets)
 }
 
 func TestDecodeConsumerOffsetsNeverPanicsProperty(t *testing.T) {

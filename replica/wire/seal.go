@@ -13,8 +13,7 @@ func FrameSeal(h *Header) U128 { return U128From64(xxh3.Hash(h[offChecksumBody:]
 // RepairPrepare has the identity of the journaled prepare it carries, exactly
 // as the receiver's rewrite of byte 60 before verifying gives.
 func PrepareIdentity(h *Header) U128 {
-	var c Header
-	c = *h
+	c := *h
 	clear(c[offChecksum : offChecksum+16])
 	clear(c[offView : offView+4])
 	c[offCommand] = byte(CommandPrepare)

@@ -104,6 +104,17 @@ func TestValidateRules(t *testing.T) {
 			return f
 		}, ErrBodySealMismatch},
 		{"prepare reserved_frame", func() []byte { return prepare(set(100, 1)) }, ErrReservedFrameNonzero},
+		{"send messages payload bit", func() []byte {
+			p := PrepareHeader{Prefix: Prefix{Command: CommandPrepare}, Op: 1, Operation: OperationSendMessages, Group: 5}
+			batch := EncodeBatch(BatchHeader{}, []Message{{ID: one, Payload: []byte("payload")}})
+			f := BuildFrame(&p, batch)
+			f[len(f)-1] ^= 0x10 // the identity covers only the header: Finish keeps it valid
+			return resealed(f)
+		}, ErrMessageChecksum},
+		{"send messages not a batch", func() []byte {
+			p := PrepareHeader{Prefix: Prefix{Command: CommandPrepare}, Op: 1, Operation: OperationSendMessages, Group: 5}
+			return BuildFrame(&p, []byte("not a batch"))
+		}, ErrShort},
 		{"prepare reserved tail", func() []byte { return prepare(set(255, 1)) }, ErrReservedNonzero},
 		{"repair prepare reserved tail", func() []byte {
 			f := prepare(set(230, 1))

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/hex"
+	"strings"
 	"testing"
 )
 
@@ -10,9 +11,10 @@ import (
 // tests; the B vectors were computed for the spec and cross-checked with
 // independent tools (see testdata/independent.txt and independent_test.go).
 
+// mustHex decodes hex, which may be written with spaces and line breaks.
 func mustHex(t testing.TB, s string) []byte {
 	t.Helper()
-	b, err := hex.DecodeString(s)
+	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
 	if err != nil {
 		t.Fatalf("bad hex in test: %v", err)
 	}

@@ -1,0 +1,112 @@
+package sim
+
+import "fmt"
+
+// TickNs is one consensus tick: 10 ms of virtual time (Iggy's TICK_INTERVAL).
+const TickNs int64 = 10_000_000
+
+// EpochNs is the realtime at virtual time 0: 2026-01-01T00:00:00Z, so that
+// realtime clocks read plausible Unix times.
+const EpochNs int64 = 1_767_225_600_000_000_000
+
+// Clock is one node's view of time. Its monotonic clock is virtual time
+// itself; its realtime clock starts offsetNs away from the true epoch and
+// runs driftPPB parts per billion fast (or slow, when negative). Drift and
+// offset touch realtime only: ticks arrive every TickNs of virtual time
+// whatever the clock says (DESIGN.md, "Faults").
+type Clock struct {
+	offsetNs int64
+	driftPPB int64
+}
+
+// Drift beyond this many parts per billion (0.1%) is refused: a clock that
+// far off is a broken machine, not a skewed one.
+const driftPPBMax = 1_000_000
+
+// NewClock returns a clock with the given realtime offset and drift.
+func NewClock(offsetNs, driftPPB int64) Clock {
+	if driftPPB < -driftPPBMax || driftPPB > driftPPBMax {
+		panic(fmt.Sprintf("sim: clock drift %d ppb outside ±%d", driftPPB, driftPPBMax))
+	}
+	return Clock{offsetNs: offsetNs, driftPPB: driftPPB}
+}
+
+// MonotonicNs returns the monotonic reading at virtual time nowNs.
+func (c Clock) MonotonicNs(nowNs int64) int64 { return nowNs }
+
+// RealtimeNs returns the realtime reading at virtual time nowNs. It never
+// runs backwards: drift is bounded well below one.
+func (c Clock) RealtimeNs(nowNs int64) int64 {
+	// nowNs * driftPPB can overflow for runs of centuries; split it.
+	drift := nowNs/1_000_000_000*c.driftPPB + nowNs%1_000_000_000*c.driftPPB/1_000_000_000
+	return EpochNs + c.offsetNs + nowNs + drift
+}
+
+// OffsetNs returns the realtime offset at virtual time 0.
+func (c Clock) OffsetNs() int64 { return c.offsetNs }
+
+// DriftPPB returns the drift in parts per billion.
+func (c Clock) DriftPPB() int64 { return c.driftPPB }
+
+// Ticker delivers a node's ticks: every TickNs of virtual time, on the tick
+// grid, unless the node is paused. While paused the node neither ticks nor
+// sees time pass; on resume the next tick lands on the grid and the node sees
+// the jump, as after a VM migration or a long GC pause.
+type Ticker struct {
+	loop   *Loop
+	node   int32
+	tick   func()
+	paused bool
+	ticks  uint64
+	gen    uint64 // the generation of the one armed tick event
+}
+
+// NewTicker arms a ticker that calls tick for node on every tick of loop,
+// starting at the next grid point after now.
+func NewTicker(loop *Loop, node int32, tick func()) *Ticker {
+	t := &Ticker{loop: loop, node: node, tick: tick}
+	t.arm()
+	return t
+}
+
+func (t *Ticker) arm() {
+	t.gen++
+	now := t.loop.Now()
+	next := (now/TickNs + 1) * TickNs
+	t.loop.At(next, t, t.gen)
+}
+
+// Fire delivers one tick and arms the next.
+func (t *Ticker) Fire(nowNs int64, gen uint64) (string, int32, uint64) {
+	if gen != t.gen || t.paused {
+		return "", 0, 0
+	}
+	t.ticks++
+	t.tick()
+	t.arm()
+	return "clock.tick", t.node, t.ticks
+}
+
+// Pause stops ticks until Resume.
+func (t *Ticker) Pause() {
+	t.paused = true
+	t.gen++ // the armed event goes stale
+}
+
+// Resume restarts ticks at the next grid point.
+func (t *Ticker) Resume() {
+	if !t.paused {
+		return
+	}
+	t.paused = false
+	t.arm()
+}
+
+// Stop ends the ticker for good (a crashed node's ticker).
+func (t *Ticker) Stop() { t.Pause() }
+
+// Paused reports whether the ticker is paused.
+func (t *Ticker) Paused() bool { return t.paused }
+
+// Ticks returns how many ticks were delivered.
+func (t *Ticker) Ticks() uint64 { return t.ticks }
