@@ -1,6 +1,9 @@
 package sim
 
-import "fmt"
+import (
+	"fmt"
+	"math/rand/v2"
+)
 
 // TickNs is one consensus tick: 10 ms of virtual time (Iggy's TICK_INTERVAL).
 const TickNs int64 = 10_000_000
@@ -29,6 +32,18 @@ func NewClock(offsetNs, driftPPB int64) Clock {
 		panic(fmt.Sprintf("sim: clock drift %d ppb outside ±%d", driftPPB, driftPPBMax))
 	}
 	return Clock{offsetNs: offsetNs, driftPPB: driftPPB}
+}
+
+// DrawClock draws a clock for one node of a run: an offset uniform in
+// ±offsetMaxNs and a drift uniform in ±driftMaxPPB, from the node's own
+// stream, so that every seed brings its own skew.
+func DrawClock(rng *rand.Rand, offsetMaxNs, driftMaxPPB int64) Clock {
+	if offsetMaxNs < 0 || driftMaxPPB < 0 {
+		panic("sim: negative clock bounds")
+	}
+	offset := rng.Int64N(2*offsetMaxNs+1) - offsetMaxNs
+	drift := rng.Int64N(2*driftMaxPPB+1) - driftMaxPPB
+	return NewClock(offset, drift)
 }
 
 // MonotonicNs returns the monotonic reading at virtual time nowNs.

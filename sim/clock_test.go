@@ -1,6 +1,9 @@
 package sim
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 func TestClockRealtime(t *testing.T) {
 	c := NewClock(-3_000_000_000, 50_000) // 3 s behind, 50 ppm fast
@@ -42,5 +45,27 @@ func TestTickerPauseResume(t *testing.T) {
 	l.RunUntil(125_000_000, 0)
 	if len(at) != 6 || at[3] != 100_000_000 || at[5] != 120_000_000 || tk.Ticks() != 6 {
 		t.Fatalf("after resume ticks at %v", at)
+	}
+}
+
+func TestDrawClock(t *testing.T) {
+	s := NewStreams(5)
+	a := DrawClock(s.Stream("clock.0"), 2_000_000_000, 100_000)
+	b := DrawClock(s.Stream("clock.0"), 2_000_000_000, 100_000)
+	c := DrawClock(s.Stream("clock.1"), 2_000_000_000, 100_000)
+	if a != b {
+		t.Fatalf("one stream, two clocks: %+v %+v", a, b)
+	}
+	if a == c {
+		t.Fatalf("two nodes drew the same clock %+v", a)
+	}
+	for i := range 1000 {
+		k := DrawClock(s.Stream(fmt.Sprint("bounds.", i)), 2_000_000_000, 100_000)
+		if k.OffsetNs() < -2_000_000_000 || k.OffsetNs() > 2_000_000_000 || k.DriftPPB() < -100_000 || k.DriftPPB() > 100_000 {
+			t.Fatalf("clock %+v outside its bounds", k)
+		}
+	}
+	if z := DrawClock(s.Stream("zero"), 0, 0); z.OffsetNs() != 0 || z.DriftPPB() != 0 {
+		t.Fatalf("zero bounds gave %+v", z)
 	}
 }

@@ -1,0 +1,306 @@
+package network
+
+import (
+	"fmt"
+
+	"github.com/iggy-vopr/vopr/replica/wire"
+)
+
+// ticker is the network's periodic event: every TickNs, on the tick grid, it
+// draws partitions and clogs. It runs only while faults are on and some
+// per-tick fault is enabled, so a fault-free network leaves the loop idle
+// once its frames are delivered.
+type ticker struct {
+	n   *Network
+	arg uint64
+}
+
+func (t *ticker) arm() {
+	now := t.n.sched.Now()
+	t.arg = t.n.nextArg()
+	t.n.sched.At((now/TickNs+1)*TickNs, t, t.arg)
+}
+
+// Fire runs one network tick. It reports "network.tick" when a partition
+// started or healed or a path clogged, hashing what changed.
+func (t *ticker) Fire(nowNs int64, arg uint64) (string, int32, uint64) {
+	if arg != t.arg {
+		return "", -1, 0
+	}
+	t.arg = 0
+	n := t.n
+	if !n.tickNeeded() {
+		return "", -1, 0 // faults went off: the ticker stops for good
+	}
+	changed, hash := n.tickFaults(nowNs)
+	t.arm()
+	if !changed {
+		return "", -1, 0
+	}
+	return "network.tick", -1, hash
+}
+
+func (n *Network) tickNeeded() bool {
+	o := &n.opts
+	partitions := o.PartitionMode != PartitionNone && (o.PartitionProbability > 0 || o.UnpartitionProbability > 0)
+	return n.faultsOn && (partitions || o.ClogProbability > 0)
+}
+
+// mix folds v into a running hash of what a tick changed.
+func mix(h, v uint64) uint64 {
+	h = (h ^ v) * 0x9e3779b97f4a7c15
+	return h ^ h>>29
+}
+
+// tickFaults draws this tick's partition change and clogs.
+func (n *Network) tickFaults(nowNs int64) (changed bool, hash uint64) {
+	o := &n.opts
+	if o.PartitionMode != PartitionNone && len(n.replicas) >= 2 {
+		sinceNs := nowNs - n.partitionChangedNs
+		if n.partitioned {
+			if sinceNs >= o.PartitionStabilityMinTicks*TickNs && n.rngPartition.Float64() < o.UnpartitionProbability {
+				n.setCuts(nil, false)
+				changed, hash = true, mix(hash, 1)
+			}
+		} else if sinceNs >= o.UnpartitionStabilityMinTicks*TickNs && n.rngPartition.Float64() < o.PartitionProbability {
+			n.setCuts(n.drawSide(), o.PartitionSymmetry == PartitionOneWay)
+			changed, hash = true, mix(hash, n.cutHash())
+		}
+	}
+	if o.ClogProbability > 0 {
+		for _, from := range n.byID {
+			for _, to := range n.byID {
+				p := &n.paths[from][to]
+				if from == to || nowNs < p.clogUntilNs || n.rngClog.Float64() >= o.ClogProbability {
+					continue
+				}
+				p.clogUntilNs = nowNs + draw(n.rngClog, 0, o.ClogDurationMeanNs)
+				n.stats.Clogs++
+				changed = true
+				hash = mix(mix(mix(hash, uint64(n.nodes[from].id)), uint64(n.nodes[to].id)), uint64(p.clogUntilNs))
+			}
+		}
+	}
+	return changed, hash
+}
+
+// drawSide draws one side of a random partition, by position in n.replicas:
+// for a one-way partition, the side that can send but not receive.
+func (n *Network) drawSide() []bool {
+	r := len(n.replicas)
+	side := make([]bool, r)
+	rng := n.rngPartition
+	switch n.opts.PartitionMode {
+	case PartitionIsolateSingle:
+		side[rng.IntN(r)] = true
+	case PartitionUniformSize:
+		size := 1 + rng.IntN(r-1)
+		for _, i := range rng.Perm(r)[:size] {
+			side[i] = true
+		}
+	case PartitionUniformPartition:
+		k := 0
+		for i := range side {
+			if rng.IntN(2) == 0 {
+				side[i] = true
+				k++
+			}
+		}
+		if k == 0 || k == r {
+			// Never an empty side: move one replica across.
+			i := rng.IntN(r)
+			side[i] = !side[i]
+		}
+	default:
+		panic("network: drawSide without a partition mode")
+	}
+	if n.opts.PartitionSymmetry == PartitionOneWay && rng.IntN(2) == 0 {
+		// Either side may be the one that can only send.
+		for i := range side {
+			side[i] = !side[i]
+		}
+	}
+	return side
+}
+
+// setCuts replaces the partition: with side nil, none; otherwise replicas
+// with side[i] are split from the rest, and paths into side are cut, and
+// paths out of it too unless oneWay. Directions stalled on paths no longer
+// cut resume.
+func (n *Network) setCuts(side []bool, oneWay bool) {
+	for _, a := range n.replicas {
+		for _, b := range n.replicas {
+			n.paths[a][b].cut = false
+		}
+	}
+	n.partitioned = side != nil
+	n.partitionChangedNs = n.sched.Now()
+	if side != nil {
+		n.stats.Partitions++
+		for i, a := range n.replicas {
+			for j, b := range n.replicas {
+				if side[i] && !side[j] {
+					n.paths[b][a].cut = true // a cannot receive from b
+					n.paths[a][b].cut = !oneWay
+				}
+			}
+		}
+	}
+	n.resume()
+}
+
+// cutHash hashes the cut paths, in id order.
+func (n *Network) cutHash() uint64 {
+	var h uint64
+	for _, a := range n.replicas {
+		for _, b := range n.replicas {
+			if n.paths[a][b].cut {
+				h = mix(mix(h, uint64(n.nodes[a].id)), uint64(n.nodes[b].id))
+			}
+		}
+	}
+	return h
+}
+
+// resume re-arms, in connection order, every direction that waits for a cut
+// or a clog that is gone: a direction stalled on a path no longer cut
+// delivers its held frames now, in order, and its TCP timeout is cancelled;
+// a direction armed at the end of a clog that was lifted early re-arms
+// sooner.
+func (n *Network) resume() {
+	now := n.sched.Now()
+	for _, c := range n.live {
+		for s := range 2 {
+			d := &c.dir[s]
+			p := d.path()
+			switch {
+			case d.stall == stallCut && !p.cut:
+				d.stall = stallNone
+				d.timeoutArg = 0
+				d.arm(now)
+			case d.stall == stallNone && d.deliverArg != 0 && now >= p.clogUntilNs:
+				if want := max(d.q.front().deliverAtNs, now); d.armedAtNs > want {
+					d.arm(want)
+				}
+			}
+		}
+	}
+}
+
+// corrupt flips one bit of frame, drawn uniformly among the bits of its
+// protected ranges, and reports whether it did: a frame with no protected
+// range (a client or handshake frame, an unsealed prepare) stays intact.
+func (n *Network) corrupt(frame []byte) bool {
+	n.ranges = wire.ProtectedRanges(frame, n.ranges[:0])
+	bitsTotal := 0
+	for _, r := range n.ranges {
+		bitsTotal += (r.To - r.From) * 8
+	}
+	if bitsTotal == 0 {
+		return false
+	}
+	bit := n.rngCorrupt.IntN(bitsTotal)
+	for _, r := range n.ranges {
+		if w := (r.To - r.From) * 8; bit >= w {
+			bit -= w
+			continue
+		}
+		pos := r.From*8 + bit
+		frame[pos/8] ^= 1 << (pos % 8)
+		return true
+	}
+	panic("network: corruption bit beyond the protected ranges")
+}
+
+// FaultsOff stops new faults for the liveness phase: no more random resets,
+// partitions, clogs or corruption. What is already there stays: clogs expire
+// at their drawn end, and a partition stays as it is (frozen, as TigerBeetle
+// freezes links outside the liveness core) until Heal; frames stalled across
+// it still time out. Scripted faults (Partition, Clog, Reset, filters) still
+// work.
+func (n *Network) FaultsOff() { n.faultsOn = false }
+
+// FaultsOn reports whether random faults are on.
+func (n *Network) FaultsOn() bool { return n.faultsOn }
+
+// Heal ends any partition among nodes and unclogs the paths among them, both
+// directions; cuts and clogs between them and other nodes stay. Frames held
+// on the healed paths are delivered at once, in order.
+func (n *Network) Heal(nodes []NodeID) {
+	now := n.sched.Now()
+	idx := make([]int32, len(nodes))
+	for i, id := range nodes {
+		idx[i] = n.lookup(id)
+	}
+	for _, a := range idx {
+		for _, b := range idx {
+			p := &n.paths[a][b]
+			p.cut = false
+			p.clogUntilNs = min(p.clogUntilNs, now)
+		}
+	}
+	if n.partitioned && !n.anyCut() {
+		n.partitioned = false
+		n.partitionChangedNs = now
+	}
+	n.resume()
+}
+
+func (n *Network) anyCut() bool {
+	for _, a := range n.replicas {
+		for _, b := range n.replicas {
+			if n.paths[a][b].cut {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Partition starts a scripted partition, replacing any other: the replicas
+// in side on one side, the other replicas on the other. Symmetric, it cuts
+// both directions; oneWay, side can send to the others but not receive from
+// them. It lasts until Heal, or, while random partitions are on, until a
+// tick heals it. Every node in side must be a replica, and neither side may
+// be empty.
+func (n *Network) Partition(side []NodeID, oneWay bool) {
+	in := make([]bool, len(n.replicas))
+	k := 0
+	for _, id := range side {
+		idx := n.lookup(id)
+		if !n.nodes[idx].replica {
+			panic(fmt.Sprintf("network: partition side holds client %d", id))
+		}
+		for i, r := range n.replicas {
+			if r == idx && !in[i] {
+				in[i] = true
+				k++
+			}
+		}
+	}
+	if k == 0 || k == len(n.replicas) {
+		panic("network: a partition side is empty")
+	}
+	n.setCuts(in, oneWay)
+}
+
+// Clog clogs the path from -> to until untilNs (scripted): frames on it
+// wait, none are lost. A clog already lasting longer is kept.
+func (n *Network) Clog(from, to NodeID, untilNs int64) {
+	p := &n.paths[n.lookup(from)][n.lookup(to)]
+	if untilNs > p.clogUntilNs {
+		p.clogUntilNs = untilNs
+		n.stats.Clogs++
+	}
+}
+
+// Partitioned reports whether some path between replicas is cut.
+func (n *Network) Partitioned() bool { return n.partitioned }
+
+// Cut reports whether a partition stops frames from -> to now.
+func (n *Network) Cut(from, to NodeID) bool { return n.paths[n.lookup(from)][n.lookup(to)].cut }
+
+// Clogged reports whether the path from -> to is clogged now.
+func (n *Network) Clogged(from, to NodeID) bool {
+	return n.sched.Now() < n.paths[n.lookup(from)][n.lookup(to)].clogUntilNs
+}
