@@ -1,0 +1,383 @@
+package vsr
+
+import (
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+
+	"github.com/iggy-vopr/vopr/replica/wire"
+)
+
+// Deps are the group's ports to the rest of the replica.
+type Deps struct {
+	Out     Outbox
+	Journal Journal
+	Machine StateMachine
+	Sink    Sink
+	// Rand is the replica's own seeded stream (timeout jitter, nonces).
+	Rand *rand.Rand
+	// RealtimeUs reads the replica's realtime clock in microseconds, for
+	// prepare timestamps.
+	RealtimeUs func() uint64
+}
+
+// Recovered is what the replica's storage knew when the group started.
+type Recovered struct {
+	// State is the durable (view, log_view, commit_max) from the superblock.
+	State wire.VsrState
+	// Head is the highest op the journal may have acknowledged: the highest
+	// op it holds or knows the header of, and any op whose slot it cannot
+	// read. The group never reports an op below it.
+	Head uint64
+	// Fresh is set when the replica was just formatted and never ran: it
+	// starts Normal in view 0 instead of probing for the view.
+	Fresh bool
+}
+
+// Group is one replica's state in one consensus group.
+type Group struct {
+	cfg  Config
+	deps Deps
+
+	status  Status
+	view    uint32
+	logView uint32
+	durable wire.VsrState // what the journal last made durable
+	writing bool          // a WriteState is in flight
+	written wire.VsrState // the state that write carries
+
+	op        uint64 // head: highest op in this replica's log
+	commitMin uint64 // highest op applied
+	commitMax uint64 // highest op known committed
+
+	// canon holds the headers known canonical in the current view for ops
+	// above commitMin: from the primary's own prepares, prepares received
+	// from the view's primary, a StartView, the view-change merge, or the
+	// hash chain down from one of those. Applying or acknowledging an op
+	// requires its canonical header. Only looked up, never iterated.
+	canon map[uint64]wire.Header
+	// appliedIdentity is the identity of op commitMin (zero at op 0).
+	appliedIdentity wire.U128
+
+	timestampMax uint64 // the highest prepare timestamp seen in this group
+	sentView     uint32 // the highest view this replica sent a message in
+	sentAny      bool
+	heartbeat    uint64 // the Commit liveness token (one counter per group)
+
+	// Primary state.
+	pipeline []*pending
+	requests []Proposal
+
+	// Backup state.
+	ackedTo uint64 // PrepareOk sent for every op in (commitMin, ackedTo] in this view
+	// appending holds, per op, the identity of the latest Append still in
+	// flight. A frame the journal holds is durable unless its op is here:
+	// after a restart everything the journal recovered is durable.
+	appending map[uint64]wire.U128
+
+	vc       viewChange
+	recovery recoveryState
+	repair   repairState
+
+	prepareTimeout    timeout
+	commitTimeout     timeout
+	normalTimeout     timeout
+	svcTimeout        timeout
+	dvcTimeout        timeout
+	viewChangeTimeout timeout
+	rsvTimeout        timeout
+	repairTimeout     timeout
+}
+
+// pending is one prepare in the primary's pipeline.
+type pending struct {
+	op     uint64
+	header wire.Header
+	frame  []byte
+	acks   uint64 // bit r: replica r holds it durably (the primary's own bit once its journal has)
+}
+
+// New starts a group from what storage recovered.
+func New(cfg Config, deps Deps, rec Recovered) *Group {
+	cfg.validate()
+	if deps.Out == nil || deps.Journal == nil || deps.Machine == nil || deps.Sink == nil || deps.Rand == nil || deps.RealtimeUs == nil {
+		panic("vsr: missing dependency")
+	}
+	if rec.State.LogView > rec.State.View {
+		panic("vsr: recovered log_view above view")
+	}
+	t := cfg.Timeouts
+	g := &Group{
+		cfg:        cfg,
+		deps:       deps,
+		view:       rec.State.View,
+		logView:    rec.State.LogView,
+		durable:    rec.State,
+		op:         rec.Head,
+		commitMax:  rec.State.CommitMax,
+		canon:      make(map[uint64]wire.Header),
+		appending:  make(map[uint64]wire.U128),
+	}
+	r := deps.Rand
+	g.prepareTimeout = newTimeout("prepare", t.PrepareRetransmitTicks, true, r)
+	g.commitTimeout = newTimeout("commit_message", t.CommitMessageTicks, false, r)
+	g.normalTimeout = newTimeout("normal_heartbeat", t.NormalHeartbeatTicks, false, r)
+	g.svcTimeout = newTimeout("start_view_change", t.StartViewChangeTicks, false, r)
+	g.dvcTimeout = newTimeout("do_view_change", t.DoViewChangeTicks, false, r)
+	g.viewChangeTimeout = newTimeout("view_change_status", t.ViewChangeStatusTicks, false, r)
+	g.rsvTimeout = newTimeout("request_start_view", t.RequestStartViewTicks, false, r)
+	g.repairTimeout = newTimeout("repair", t.RepairTicks, false, r)
+	g.vc.reset(cfg.ReplicaCount)
+
+	switch {
+	case rec.Fresh || cfg.ReplicaCount == 1:
+		g.startFresh(rec)
+	default:
+		g.startRecovering()
+	}
+	return g
+}
+
+// Status returns the replica's status.
+func (g *Group) Status() Status { return g.status }
+
+// View returns the current view.
+func (g *Group) View() uint32 { return g.view }
+
+// LogView returns the last view in which the replica was Normal.
+func (g *Group) LogView() uint32 { return g.logView }
+
+// Op returns the head op.
+func (g *Group) Op() uint64 { return g.op }
+
+// CommitMin returns the highest applied op.
+func (g *Group) CommitMin() uint64 { return g.commitMin }
+
+// CommitMax returns the highest op known committed.
+func (g *Group) CommitMax() uint64 { return g.commitMax }
+
+// Primary returns the primary of the current view.
+func (g *Group) Primary() uint8 { return PrimaryIndex(g.view, g.cfg.ReplicaCount) }
+
+// IsPrimary reports whether this replica is the primary of its view and Normal.
+func (g *Group) IsPrimary() bool { return g.status == StatusNormal && g.Primary() == g.cfg.Replica }
+
+// Config returns the group's configuration.
+func (g *Group) Config() Config { return g.cfg }
+
+// PipelineLen returns the number of prepares in the primary's pipeline.
+func (g *Group) PipelineLen() int { return len(g.pipeline) }
+
+// Tick advances every timer by one tick (10 ms) and runs what fires.
+func (g *Group) Tick() {
+	if g.prepareTimeout.tick() {
+		g.onPrepareTimeout()
+	}
+	if g.commitTimeout.tick() {
+		g.onCommitTimeout()
+	}
+	if g.normalTimeout.tick() {
+		g.onNormalTimeout()
+	}
+	if g.svcTimeout.tick() {
+		g.sendStartViewChange()
+	}
+	if g.dvcTimeout.tick() {
+		g.sendDoViewChange()
+	}
+	if g.viewChangeTimeout.tick() {
+		g.onViewChangeTimeout()
+	}
+	if g.rsvTimeout.tick() {
+		g.onRequestStartViewTimeout()
+	}
+	if g.repairTimeout.tick() {
+		g.onRepairTimeout()
+	}
+	g.checkInvariants()
+}
+
+// Receive handles one consensus frame from replica from. The frame has
+// passed wire.Validate and the bus's rules (replica < replica count); it is
+// valid only during the call.
+func (g *Group) Receive(from uint8, frame []byte) {
+	if from >= g.cfg.ReplicaCount || from == g.cfg.Replica {
+		panic(fmt.Sprintf("vsr: frame from replica %d at replica %d of %d", from, g.cfg.Replica, g.cfg.ReplicaCount))
+	}
+	h := wire.HeaderOf(frame)
+	switch h.Command() {
+	case wire.CommandPrepare:
+		g.onPrepare(from, frame)
+	case wire.CommandPrepareOk:
+		g.onPrepareOk(from, h)
+	case wire.CommandCommit:
+		g.onCommit(from, h)
+	case wire.CommandStartViewChange:
+		g.onStartViewChange(from, h)
+	case wire.CommandDoViewChange:
+		g.onDoViewChange(from, frame)
+	case wire.CommandStartView:
+		g.onStartView(from, frame)
+	case wire.CommandRequestStartView:
+		g.onRequestStartView(from, h)
+	case wire.CommandRequestPrepares:
+		g.onRequestPrepares(from, h)
+	case wire.CommandRepairPrepare:
+		g.onRepairPrepare(from, frame)
+	case wire.CommandRepairDone, wire.CommandRangeEvicted:
+		g.onRepairReply(from, h)
+	default:
+		// State transfer and session forwarding land in later work; a frame
+		// the group does not speak is dropped, as Iggy drops unknown routes.
+	}
+	g.checkInvariants()
+}
+
+// setStatus changes the status and view, and reports it.
+func (g *Group) setStatus(s Status, view uint32) {
+	if view < g.view {
+		panic(fmt.Sprintf("vsr: view going back from %d to %d", g.view, view))
+	}
+	changed := s != g.status || view != g.view
+	g.status, g.view = s, view
+	if changed {
+		g.emit(Event{Kind: EventStatus, Status: s, View: view, LogView: g.logView, Op: g.op, Commit: g.commitMax})
+	}
+}
+
+// stateDurable reports whether the in-memory (view, log_view) is durable:
+// the gate every message that implies it must pass (consensus.md
+// correction 1).
+func (g *Group) stateDurable() bool {
+	return g.durable.View == g.view && g.durable.LogView == g.logView
+}
+
+// persist makes (view, log_view, commit_max) durable if it is not, then
+// resumes whatever was waiting for it.
+func (g *Group) persist() {
+	if g.writing || (g.stateDurable() && g.durable.CommitMax >= g.commitMax) {
+		return
+	}
+	s := g.durable
+	s.View, s.LogView, s.CommitMax = g.view, g.logView, max(g.commitMax, g.durable.CommitMax)
+	g.writing, g.written = true, s
+	g.deps.Journal.WriteState(s, func() {
+		if !g.writing || g.written != s {
+			panic("vsr: a state write completed out of order")
+		}
+		g.writing = false
+		g.durable = s
+		g.onStateDurable()
+		g.persist() // the state may have moved on while this write was in flight
+	})
+}
+
+// onStateDurable sends what was held back until the state was durable.
+func (g *Group) onStateDurable() {
+	if !g.stateDurable() {
+		return
+	}
+	switch g.status {
+	case StatusViewChange:
+		g.sendStartViewChange()
+		g.maybeSendDoViewChange()
+	case StatusNormal:
+		if g.IsPrimary() {
+			if g.vc.startViewPending {
+				g.vc.startViewPending = false
+				g.broadcastStartView()
+				g.retransmitPipeline(true)
+			}
+		} else {
+			g.sendAcks()
+		}
+	}
+}
+
+func (g *Group) emit(e Event) {
+	e.Group, e.Replica = g.cfg.Group, g.cfg.Replica
+	g.deps.Sink.Event(e)
+}
+
+func (g *Group) probe(name string) {
+	g.emit(Event{Kind: EventProbe, Probe: name, View: g.view, Op: g.op})
+}
+
+// send sends a consensus frame to one replica, if the state it implies is
+// durable; otherwise the frame is dropped (a timer retransmits it).
+func (g *Group) send(to uint8, frame []byte) bool {
+	if to == g.cfg.Replica {
+		panic("vsr: sending to self")
+	}
+	if !g.stateDurable() {
+		g.persist()
+		return false
+	}
+	g.deps.Out.Send(to, frame)
+	g.noteSent()
+	return true
+}
+
+// noteSent reports, once per view, that the replica sent a message implying
+// its view: after a restart its view must be at least that (a checker rule).
+func (g *Group) noteSent() {
+	if g.view > g.sentView || !g.sentAny {
+		g.sentView, g.sentAny = g.view, true
+		g.emit(Event{Kind: EventSent, View: g.view, LogView: g.logView})
+	}
+}
+
+// broadcast sends a frame to every other replica.
+func (g *Group) broadcast(frame []byte) {
+	if !g.stateDurable() {
+		g.persist()
+		return
+	}
+	for r := range g.cfg.ReplicaCount {
+		if r != g.cfg.Replica {
+			g.deps.Out.Send(r, frame)
+		}
+	}
+	g.noteSent()
+}
+
+func (g *Group) prefix() wire.Prefix {
+	return wire.Prefix{Cluster: g.cfg.Cluster, View: g.view, Replica: g.cfg.Replica}
+}
+
+func (g *Group) quorumReplication() int { return QuorumReplication(int(g.cfg.ReplicaCount)) }
+
+func popcount(x uint64) int { return bits.OnesCount64(x) }
+
+// checkInvariants asserts what must hold between any two events.
+func (g *Group) checkInvariants() {
+	switch {
+	case g.commitMin > g.commitMax:
+		panic(fmt.Sprintf("vsr: commit_min %d above commit_max %d", g.commitMin, g.commitMax))
+	case g.commitMin > g.op:
+		panic(fmt.Sprintf("vsr: commit_min %d above op %d", g.commitMin, g.op))
+	case g.logView > g.view:
+		panic(fmt.Sprintf("vsr: log_view %d above view %d", g.logView, g.view))
+	case g.durable.View > g.view:
+		panic(fmt.Sprintf("vsr: durable view %d above view %d", g.durable.View, g.view))
+	case len(g.pipeline) > wire.SuffixEntriesMax-1:
+		panic("vsr: pipeline above the suffix limit")
+	case len(g.requests) > g.cfg.RequestQueueMax:
+		panic("vsr: request queue above its bound")
+	}
+	if g.status == StatusNormal {
+		if _, ok := g.canon[g.op]; !ok && g.op > g.commitMin {
+			panic(fmt.Sprintf("vsr: normal with no canonical header for head op %d", g.op))
+		}
+	}
+	if g.IsPrimary() {
+		for i, p := range g.pipeline {
+			if p.op != g.commitMax+uint64(i)+1 && p.op != g.pipeline[0].op+uint64(i) {
+				panic("vsr: pipeline not consecutive")
+			}
+		}
+		if n := len(g.pipeline); n > 0 && g.pipeline[n-1].op != g.op {
+			panic(fmt.Sprintf("vsr: pipeline ends at %d, head is %d", g.pipeline[n-1].op, g.op))
+		}
+	}
+}

@@ -1,0 +1,410 @@
+package vsr
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/iggy-vopr/vopr/replica/wire"
+)
+
+// A small deterministic world for scripting groups step by step, as etcd
+// raft's interaction tests do: an in-memory network with per-pair FIFO
+// queues, journals with an explicit durability model, and a checker that
+// every committed op has one identity across replicas and chains to the op
+// before it.
+
+type message struct {
+	from, to uint8
+	frame    []byte
+}
+
+type cluster struct {
+	t        testing.TB
+	n        int
+	rng      *rand.Rand
+	replicas []*replica
+	queue    []message
+	later    []deferred
+	drop     func(m message) bool
+	canon    map[uint64]wire.U128 // the identity every replica committed at op
+	steps    int
+	last     string // what the last step did, for failure messages
+	log      []string // recent events, printed on failure
+	probes   map[string]int
+	views    map[uint32][]wire.Header // StartView suffix per view, to check agreement
+}
+
+type deferred struct {
+	replica     uint8
+	incarnation int
+	fn          func()
+}
+
+type replica struct {
+	c           *cluster
+	id          uint8
+	up          bool
+	incarnation int
+	group       *Group
+	journal     *durableJournal
+	committed   []wire.Header
+	clockUs     uint64
+	sentView    uint32 // highest view any incarnation sent a message in
+}
+
+func newCluster(t testing.TB, n int, seed uint64) *cluster {
+	c := &cluster{t: t, n: n, rng: rand.New(rand.NewPCG(seed, 7)), canon: make(map[uint64]wire.U128),
+		probes: make(map[string]int), views: make(map[uint32][]wire.Header)}
+	for i := range n {
+		r := &replica{c: c, id: uint8(i), up: true}
+		r.journal = newDurableJournal(r)
+		c.replicas = append(c.replicas, r)
+	}
+	for _, r := range c.replicas {
+		r.start(true)
+	}
+	return c
+}
+
+func testConfig(id uint8, n int) Config {
+	t := DefaultTimeouts()
+	t.NormalHeartbeatTicks = 200
+	t.ViewChangeStatusTicks = 200
+	return Config{Cluster: wire.ClusterID("vsr-test"), Group: wire.MetadataGroup, Replica: id, ReplicaCount: uint8(n),
+		PipelineMax: 4, RequestQueueMax: 8, RepairChunkMax: 8, JournalSlots: 4096, Timeouts: t}
+}
+
+func (r *replica) start(fresh bool) {
+	r.incarnation++
+	r.up = true
+	r.journal.recover()
+	rec := Recovered{State: r.journal.durableState, Head: r.journal.head(), Fresh: fresh}
+	r.committed = nil
+	r.group = New(testConfig(r.id, r.c.n), Deps{
+		Out: r, Journal: r.journal, Machine: r, Sink: r,
+		Rand:       rand.New(rand.NewPCG(uint64(r.id), uint64(r.incarnation))),
+		RealtimeUs: func() uint64 { r.clockUs += 1000; return r.clockUs },
+	}, rec)
+	if r.group.View() < r.sentView {
+		r.c.t.Fatalf("replica %d restarted in view %d after sending in view %d", r.id, r.group.View(), r.sentView)
+	}
+}
+
+func (r *replica) crash() {
+	r.up = false
+	r.incarnation++
+	r.journal.crash()
+}
+
+// Send implements Outbox.
+func (r *replica) Send(to uint8, frame []byte) {
+	if err := wire.Validate(frame); err != nil {
+		r.c.t.Fatalf("replica %d sent an invalid frame: %v", r.id, err)
+	}
+	r.c.queue = append(r.c.queue, message{from: r.id, to: to, frame: append([]byte(nil), frame...)})
+}
+
+// Commit implements StateMachine.
+func (r *replica) Commit(prepare []byte) {}
+
+// Event implements Sink: the checker.
+func (r *replica) Event(e Event) {
+	c := r.c
+	if e.Kind != EventSent {
+		desc := fmt.Sprintf("step %d r%d %v view=%d log_view=%d op=%d commit=%d %s", c.steps, r.id, e.Kind, e.View, e.LogView, e.Op, e.Commit, e.Probe)
+		if e.Kind == EventCommitted {
+			desc += " id=" + e.Header.Checksum().String()
+		}
+		if e.Kind == EventStatus {
+			desc += " status=" + e.Status.String()
+		}
+		c.log = append(c.log, desc)
+		if len(c.log) > 400 {
+			c.log = c.log[len(c.log)-300:]
+		}
+	}
+	switch e.Kind {
+	case EventCommitted:
+		var p wire.PrepareHeader
+		p.Decode(&e.Header)
+		if want := uint64(len(r.committed)) + 1; p.Op != want {
+			c.t.Fatalf("replica %d committed op %d, expected %d", r.id, p.Op, want)
+		}
+		if len(r.committed) > 0 && p.Parent != r.committed[len(r.committed)-1].Checksum() {
+			c.t.Fatalf("replica %d: op %d breaks the hash chain", r.id, p.Op)
+		}
+		if id, ok := c.canon[p.Op]; ok && id != p.Checksum {
+			for _, l := range c.log {
+				c.t.Log(l)
+			}
+			c.t.Fatalf("replica %d committed op %d as %s, another replica as %s", r.id, p.Op, p.Checksum, id)
+		}
+		c.canon[p.Op] = p.Checksum
+		r.committed = append(r.committed, e.Header)
+	case EventStartView:
+		if prev, ok := c.views[e.View]; ok && fmt.Sprint(prev) != fmt.Sprint(e.Headers) {
+			c.t.Fatalf("two StartViews for view %d", e.View)
+		}
+		c.views[e.View] = e.Headers
+	case EventProbe:
+		c.probes[e.Probe]++
+	case EventSent:
+		r.sentView = max(r.sentView, e.View)
+	}
+}
+
+// later defers a journal completion to a later step.
+func (r *replica) defer_(fn func()) {
+	r.c.later = append(r.c.later, deferred{replica: r.id, incarnation: r.incarnation, fn: fn})
+}
+
+// step runs one thing: a message, a completion, or a tick of every replica.
+func (c *cluster) step() {
+	c.steps++
+	switch k := c.rng.IntN(10); {
+	case k < 5 && len(c.queue) > 0:
+		// Per-pair FIFO: deliver the oldest message of a random pair.
+		i := c.rng.IntN(len(c.queue))
+		m := c.queue[i]
+		for j := 0; j < i; j++ {
+			if c.queue[j].from == m.from && c.queue[j].to == m.to {
+				i, m = j, c.queue[j]
+				break
+			}
+		}
+		c.queue = append(c.queue[:i], c.queue[i+1:]...)
+		r := c.replicas[m.to]
+		if !r.up || !c.replicas[m.from].up || (c.drop != nil && c.drop(m)) {
+			return
+		}
+		c.last = fmt.Sprintf("deliver %v from %d to %d", wire.HeaderOf(m.frame).Command(), m.from, m.to)
+		r.group.Receive(m.from, m.frame)
+	case k < 8 && len(c.later) > 0:
+		d := c.later[0]
+		c.later = c.later[1:]
+		r := c.replicas[d.replica]
+		if r.up && r.incarnation == d.incarnation {
+			c.last = fmt.Sprintf("completion at %d", d.replica)
+			d.fn()
+		}
+	default:
+		c.last = "tick"
+		for _, r := range c.replicas {
+			if r.up {
+				r.group.Tick()
+			}
+		}
+	}
+}
+
+// stepChecked steps and then asserts every live group's invariants, so a
+// violation is caught at the step that caused it, whatever path it took.
+func (c *cluster) stepChecked() {
+	c.step()
+	defer func() {
+		if e := recover(); e != nil {
+			c.dump()
+			panic(fmt.Sprintf("after step %d (%s): %v", c.steps, c.last, e))
+		}
+	}()
+	for _, r := range c.replicas {
+		if r.up {
+			r.group.checkInvariants()
+		}
+	}
+}
+
+func (c *cluster) run(steps int) {
+	for range steps {
+		c.stepChecked()
+	}
+}
+
+// runUntil steps until cond holds or the budget runs out.
+func (c *cluster) runUntil(steps int, cond func() bool) bool {
+	for range steps {
+		if cond() {
+			return true
+		}
+		c.stepChecked()
+	}
+	return cond()
+}
+
+func (c *cluster) primary() *replica {
+	for _, r := range c.replicas {
+		if r.up && r.group.IsPrimary() {
+			return r
+		}
+	}
+	return nil
+}
+
+// propose sends n requests to whoever is primary, retrying until accepted.
+func (c *cluster) propose(n int, steps int) int {
+	accepted := 0
+	for i := 0; i < steps && accepted < n; i++ {
+		if p := c.primary(); p != nil {
+			res := p.group.Propose(Proposal{Client: wire.U128From64(1), Request: uint64(accepted + 1),
+				Operation: wire.OperationCreateStream, Body: []byte(fmt.Sprintf("op-%d", accepted))})
+			if res != Refused {
+				accepted++
+			}
+		}
+		c.stepChecked()
+	}
+	return accepted
+}
+
+func (c *cluster) committedEverywhere(op uint64) bool {
+	for _, r := range c.replicas {
+		if !r.up || r.group.CommitMin() < op {
+			return false
+		}
+	}
+	return true
+}
+
+// durableJournal is a journal with a durability model: Append and state
+// writes become durable when their completion runs; a crash keeps only
+// what was durable.
+type durableJournal struct {
+	r            *replica
+	frames       map[uint64][]byte
+	headers      map[uint64]wire.Header // header known, body not
+	durable      map[uint64][]byte
+	durableHdrs  map[uint64]wire.Header
+	state        wire.VsrState
+	durableState wire.VsrState
+}
+
+func newDurableJournal(r *replica) *durableJournal {
+	j := &durableJournal{r: r, frames: map[uint64][]byte{}, headers: map[uint64]wire.Header{},
+		durable: map[uint64][]byte{}, durableHdrs: map[uint64]wire.Header{}}
+	j.durableState = wire.VsrState{Cluster: wire.ClusterID("vsr-test"), ReplicaID: r.id, ReplicaCount: uint8(r.c.n)}
+	return j
+}
+
+func (j *durableJournal) recover() {
+	j.frames = map[uint64][]byte{}
+	j.headers = map[uint64]wire.Header{}
+	for op, f := range j.durable {
+		j.frames[op] = f
+	}
+	for op, h := range j.durableHdrs {
+		j.headers[op] = h
+	}
+	j.state = j.durableState
+}
+
+func (j *durableJournal) crash() {}
+
+func (j *durableJournal) head() uint64 {
+	h := uint64(0)
+	for op := range j.frames {
+		h = max(h, op)
+	}
+	for op := range j.headers {
+		h = max(h, op)
+	}
+	return h
+}
+
+func (j *durableJournal) Append(frame []byte, done func()) {
+	f := append([]byte(nil), frame...)
+	op := u64op(wire.HeaderOf(f))
+	j.frames[op] = f
+	delete(j.headers, op)
+	j.r.defer_(func() {
+		j.durable[op] = f
+		delete(j.durableHdrs, op)
+		done()
+	})
+}
+
+func (j *durableJournal) Frame(op uint64) ([]byte, bool) { f, ok := j.frames[op]; return f, ok }
+
+func (j *durableJournal) Header(op uint64) (wire.Header, bool) {
+	if f, ok := j.frames[op]; ok {
+		return *wire.HeaderOf(f), true
+	}
+	h, ok := j.headers[op]
+	return h, ok
+}
+
+func (j *durableJournal) Knowledge(op uint64) Knowledge {
+	if _, ok := j.frames[op]; ok {
+		return KnowledgeHeld
+	}
+	if _, ok := j.headers[op]; ok {
+		return KnowledgeHeader
+	}
+	return KnowledgeNever
+}
+
+func (j *durableJournal) Truncate(afterOp uint64) {
+	for op := range j.frames {
+		if op > afterOp {
+			delete(j.frames, op)
+		}
+	}
+	for op := range j.headers {
+		if op > afterOp {
+			delete(j.headers, op)
+		}
+	}
+}
+
+func (j *durableJournal) Reconcile(head uint64, canonical []wire.Header, done func()) {
+	j.Truncate(head)
+	var stale []wire.Header
+	for _, h := range canonical {
+		op := u64op(&h)
+		if f, ok := j.frames[op]; !ok || wire.HeaderOf(f).Checksum() != h.Checksum() {
+			delete(j.frames, op)
+			j.headers[op] = h
+			stale = append(stale, h)
+		}
+	}
+	j.r.defer_(func() {
+		for op := range j.durable {
+			if op > head {
+				delete(j.durable, op)
+			}
+		}
+		for op := range j.durableHdrs {
+			if op > head {
+				delete(j.durableHdrs, op)
+			}
+		}
+		for _, h := range stale {
+			op := u64op(&h)
+			delete(j.durable, op)
+			j.durableHdrs[op] = h
+		}
+		done()
+	})
+}
+
+func (j *durableJournal) WriteState(s wire.VsrState, done func()) {
+	j.state = s
+	j.r.defer_(func() {
+		j.durableState = s
+		done()
+	})
+}
+
+func (c *cluster) dump() {
+	for _, r := range c.replicas {
+		g := r.group
+		acks := []uint64{}
+		for _, p := range g.pipeline {
+			acks = append(acks, p.acks)
+		}
+		_, canonHead := g.canon[g.op]
+		c.t.Logf("replica %d: up %v status %v view %d log_view %d op %d commit %d/%d durable %d/%d pipeline %v acked %d canon(head) %v repair %+v",
+			r.id, r.up, g.Status(), g.View(), g.LogView(), g.Op(), g.CommitMin(), g.CommitMax(),
+			g.durable.View, g.durable.LogView, acks, g.ackedTo, canonHead, g.repair)
+	}
+}

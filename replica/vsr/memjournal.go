@@ -1,0 +1,95 @@
+package vsr
+
+import (
+	"fmt"
+
+	"github.com/iggy-vopr/vopr/replica/wire"
+)
+
+// MemJournal is a journal in memory: what a partition plane keeps (Iggy's
+// partition journal is in memory, so a restart loses its uncommitted
+// prepares, DESIGN.md). Completions are deferred through Later, which must
+// run the function as a later step of the caller's loop, never inside the
+// call; the loop is what makes a MemJournal deterministic.
+type MemJournal struct {
+	later  func(func())
+	frames map[uint64][]byte // only looked up, never iterated
+	head   uint64
+	state  wire.VsrState
+}
+
+// NewMemJournal returns an empty journal whose completions run through later.
+func NewMemJournal(later func(func())) *MemJournal {
+	if later == nil {
+		panic("vsr: MemJournal needs a way to defer completions")
+	}
+	return &MemJournal{later: later, frames: make(map[uint64][]byte)}
+}
+
+// Append stores a copy of frame.
+func (j *MemJournal) Append(frame []byte, done func()) {
+	h := wire.HeaderOf(frame)
+	if h.Command() != wire.CommandPrepare {
+		panic(fmt.Sprintf("vsr: journaling a %v", h.Command()))
+	}
+	op := u64op(h)
+	j.frames[op] = append([]byte(nil), frame...)
+	j.head = max(j.head, op)
+	j.later(done)
+}
+
+// Frame returns the frame of op.
+func (j *MemJournal) Frame(op uint64) ([]byte, bool) {
+	f, ok := j.frames[op]
+	return f, ok
+}
+
+// Header returns the header of op.
+func (j *MemJournal) Header(op uint64) (wire.Header, bool) {
+	f, ok := j.frames[op]
+	if !ok {
+		return wire.Header{}, false
+	}
+	return *wire.HeaderOf(f), true
+}
+
+// Knowledge: a memory journal either holds an op or never had it.
+func (j *MemJournal) Knowledge(op uint64) Knowledge {
+	if _, ok := j.frames[op]; ok {
+		return KnowledgeHeld
+	}
+	return KnowledgeNever
+}
+
+// Truncate forgets every op above afterOp.
+func (j *MemJournal) Truncate(afterOp uint64) {
+	for op := afterOp + 1; op <= j.head; op++ {
+		delete(j.frames, op)
+	}
+	j.head = min(j.head, afterOp)
+}
+
+// Reconcile forgets ops above head and ops whose identity differs from the
+// canonical headers (a memory journal can simply drop what is stale).
+func (j *MemJournal) Reconcile(head uint64, canonical []wire.Header, done func()) {
+	j.Truncate(head)
+	for i := range canonical {
+		op := u64op(&canonical[i])
+		if f, ok := j.frames[op]; ok && wire.HeaderOf(f).Checksum() != canonical[i].Checksum() {
+			delete(j.frames, op)
+		}
+	}
+	j.later(done)
+}
+
+// WriteState keeps the state.
+func (j *MemJournal) WriteState(s wire.VsrState, done func()) {
+	j.state = s
+	j.later(done)
+}
+
+// State returns the last state written.
+func (j *MemJournal) State() wire.VsrState { return j.state }
+
+// Head returns the highest op held.
+func (j *MemJournal) Head() uint64 { return j.head }

@@ -1,0 +1,478 @@
+package vsr
+
+import (
+	"fmt"
+
+	"github.com/iggy-vopr/vopr/replica/wire"
+)
+
+// Proposal is what the plane above asks the primary to replicate: the
+// opaque fields a prepare carries besides those the group stamps (op,
+// parent, commit, timestamp, view, replica, group).
+type Proposal struct {
+	Client          wire.U128
+	Request         uint64
+	RequestChecksum wire.U128
+	Operation       wire.Operation
+	UserID          uint32
+	Body            []byte
+}
+
+// ProposeResult says what became of a proposal.
+type ProposeResult uint8
+
+const (
+	// Proposed: the prepare is built, journaled and on its way.
+	Proposed ProposeResult = iota + 1
+	// Queued: the pipeline is full; the request waits in the request queue.
+	Queued
+	// Refused: not a Normal primary, both queues full, or the journal would
+	// wrap (backpressure until checkpoints exist).
+	Refused
+)
+
+// Propose asks the primary to replicate p.
+func (g *Group) Propose(p Proposal) ProposeResult {
+	if !g.IsPrimary() || !g.stateDurable() {
+		return Refused
+	}
+	if len(g.pipeline) >= g.cfg.PipelineMax || len(g.requests) > 0 {
+		if len(g.requests) >= g.cfg.RequestQueueMax {
+			return Refused
+		}
+		g.requests = append(g.requests, p)
+		return Queued
+	}
+	if g.op+1 >= g.cfg.JournalSlots {
+		g.probe("journal full: backpressure")
+		return Refused
+	}
+	g.prepare(p)
+	return Proposed
+}
+
+// InFlight reports whether a prepare or a queued request of client is
+// pending at the primary (the plane's preflight refuses a second one).
+func (g *Group) InFlight(client wire.U128) bool {
+	for _, p := range g.pipeline {
+		var h wire.PrepareHeader
+		h.Decode(&p.header)
+		if h.Client == client {
+			return true
+		}
+	}
+	for _, r := range g.requests {
+		if r.Client == client {
+			return true
+		}
+	}
+	return false
+}
+
+// prepare builds, journals and replicates the next op.
+func (g *Group) prepare(p Proposal) {
+	if !g.IsPrimary() || len(g.pipeline) >= g.cfg.PipelineMax {
+		panic("vsr: prepare without a pipeline slot")
+	}
+	parent := g.identityOf(g.op)
+	g.timestampMax = max(g.deps.RealtimeUs(), g.timestampMax+1)
+	x := wire.PrepareHeader{
+		Prefix:          wire.Prefix{Cluster: g.cfg.Cluster, View: g.view, Replica: g.cfg.Replica, Command: wire.CommandPrepare},
+		Client:          p.Client,
+		Parent:          parent,
+		RequestChecksum: p.RequestChecksum,
+		Op:              g.op + 1,
+		Commit:          g.commitMax,
+		Timestamp:       g.timestampMax,
+		Request:         p.Request,
+		Operation:       p.Operation,
+		Group:           g.cfg.Group,
+		UserID:          p.UserID,
+	}
+	frame := wire.BuildFrame(&x, p.Body)
+	h := *wire.HeaderOf(frame)
+	g.op = x.Op
+	g.canon[g.op] = h
+	entry := &pending{op: g.op, header: h, frame: frame}
+	g.pipeline = append(g.pipeline, entry)
+	g.journalAppend(frame)
+	g.forward(frame)
+	if !g.prepareTimeout.running {
+		g.prepareTimeout.start()
+	}
+}
+
+// identityOf returns the canonical identity of op (zero for op 0).
+func (g *Group) identityOf(op uint64) wire.U128 {
+	if op == 0 {
+		return wire.U128{}
+	}
+	if op == g.commitMin {
+		return g.appliedIdentity
+	}
+	h, ok := g.canon[op]
+	if !ok {
+		panic(fmt.Sprintf("vsr: no canonical header for op %d", op))
+	}
+	return h.Checksum()
+}
+
+// journalAppend journals a canonical frame and, once durable, records it
+// and acknowledges or self-acknowledges.
+func (g *Group) journalAppend(frame []byte) {
+	h := wire.HeaderOf(frame)
+	op, identity, view := u64op(h), h.Checksum(), g.view
+	g.appending[op] = identity
+	g.deps.Journal.Append(frame, func() {
+		if g.appending[op] == identity {
+			delete(g.appending, op)
+		}
+		if g.view != view {
+			return // a newer view decides what to acknowledge
+		}
+		g.onDurable(op, identity)
+	})
+}
+
+func u64op(h *wire.Header) uint64 {
+	var p wire.PrepareHeader
+	p.Decode(h)
+	return p.Op
+}
+
+// onDurable runs when the journal made op durable in the current view.
+func (g *Group) onDurable(op uint64, identity wire.U128) {
+	if c, ok := g.canon[op]; !ok || c.Checksum() != identity {
+		return // truncated or replaced meanwhile
+	}
+	if g.IsPrimary() {
+		if e := g.pending(op); e != nil {
+			e.acks |= 1 << g.cfg.Replica
+			g.commitPipeline()
+		}
+		return
+	}
+	g.sendAcks()
+	g.commitJournal()
+}
+
+// forward sends a prepare to the next replica in the chain, stopping before
+// the primary.
+func (g *Group) forward(frame []byte) {
+	next := (g.cfg.Replica + 1) % g.cfg.ReplicaCount
+	if next == g.Primary() {
+		return
+	}
+	g.send(next, frame)
+}
+
+func (g *Group) pending(op uint64) *pending {
+	if len(g.pipeline) == 0 || op < g.pipeline[0].op || op > g.pipeline[len(g.pipeline)-1].op {
+		return nil
+	}
+	return g.pipeline[op-g.pipeline[0].op]
+}
+
+// onPrepare: a backup journals and forwards the next op of its view.
+func (g *Group) onPrepare(from uint8, frame []byte) {
+	var x wire.PrepareHeader
+	h := wire.HeaderOf(frame)
+	x.Decode(h)
+	if x.Group != g.cfg.Group {
+		panic("vsr: prepare of another group routed here")
+	}
+	if g.status != StatusNormal || x.View != g.view {
+		if x.View > g.view && g.status != StatusRecovering {
+			g.probe("prepare from a newer view")
+			g.startRecoveryProbe()
+		}
+		return
+	}
+	if g.IsPrimary() {
+		return // a retransmission that came round the chain
+	}
+	g.timestampMax = max(g.timestampMax, x.Timestamp)
+	g.learnCommit(x.Commit)
+	switch {
+	case x.Op <= g.commitMin:
+		return
+	case x.Op <= g.op:
+		// Already in our log: fill a hole or re-acknowledge.
+		if c, ok := g.canon[x.Op]; ok && c.Checksum() == x.Checksum {
+			if f, held := g.deps.Journal.Frame(x.Op); !held || wire.HeaderOf(f).Checksum() != x.Checksum {
+				g.journalAppend(frame)
+			} else if g.durableCanonical(x.Op) {
+				g.sendAcks()
+			}
+			g.forward(frame)
+		}
+		return
+	case x.Op > g.op+1:
+		g.probe("prepare gap")
+		g.requestRepair()
+		return
+	}
+	// The next op of the view's primary: it must chain to our head, whose
+	// canonical header a Normal replica always knows.
+	if want := g.identityOf(g.op); x.Parent != want {
+		panic(fmt.Sprintf("vsr: replica %d: prepare %d of view %d does not chain to head %d (parent %s, head %s)",
+			g.cfg.Replica, x.Op, x.View, g.op, x.Parent, want))
+	}
+	g.op = x.Op
+	g.canon[x.Op] = *h
+	g.journalAppend(frame)
+	g.forward(frame)
+	g.commitJournal()
+}
+
+// learnCommit raises commit_max.
+func (g *Group) learnCommit(commit uint64) {
+	if commit > g.commitMax {
+		g.commitMax = commit
+	}
+}
+
+// sendAcks acknowledges, in order, every op the backup holds durably with
+// the view's identity, contiguously above commit_min: never above a hole
+// (consensus.md trap "acking above a hole").
+func (g *Group) sendAcks() {
+	if g.status != StatusNormal || g.IsPrimary() || !g.stateDurable() {
+		return
+	}
+	if g.ackedTo < g.commitMin {
+		g.ackedTo = g.commitMin
+	}
+	for op := g.commitMin + 1; op <= g.op; op++ {
+		c, ok := g.canon[op]
+		if !ok {
+			return
+		}
+		if !g.durableCanonical(op) {
+			return
+		}
+		if op <= g.ackedTo {
+			continue
+		}
+		var p wire.PrepareHeader
+		p.Decode(&c)
+		ok2 := wire.PrepareOkHeader{Prefix: g.prefix(), Parent: p.Parent, PrepareChecksum: p.Checksum,
+			Op: p.Op, Commit: g.commitMax, Timestamp: p.Timestamp, Request: p.Request, Operation: p.Operation,
+			Group: g.cfg.Group}
+		if !g.send(g.Primary(), wire.BuildFrame(&ok2, nil)) {
+			return
+		}
+		g.ackedTo = op
+	}
+}
+
+// onPrepareOk: the primary counts an acknowledgement.
+func (g *Group) onPrepareOk(from uint8, h *wire.Header) {
+	var x wire.PrepareOkHeader
+	x.Decode(h)
+	if !g.IsPrimary() || x.View != g.view || x.Group != g.cfg.Group {
+		return
+	}
+	e := g.pending(x.Op)
+	if e == nil || e.header.Checksum() != x.PrepareChecksum {
+		return
+	}
+	e.acks |= 1 << from
+	g.commitPipeline()
+}
+
+// commitPipeline commits the pipeline's prefix that a replication quorum
+// holds, applies it, and admits queued requests.
+func (g *Group) commitPipeline() {
+	for len(g.pipeline) > 0 {
+		e := g.pipeline[0]
+		if e.acks&(1<<g.cfg.Replica) == 0 || popcount(e.acks) < g.quorumReplication() {
+			break
+		}
+		if e.op != g.commitMax+1 {
+			panic(fmt.Sprintf("vsr: committing op %d above commit_max %d", e.op, g.commitMax))
+		}
+		g.commitMax = e.op
+		g.pipeline[0] = nil
+		g.pipeline = g.pipeline[1:]
+		g.commitJournal()
+		g.prepareTimeout.reset()
+	}
+	if len(g.pipeline) == 0 {
+		g.prepareTimeout.stop()
+	}
+	for len(g.requests) > 0 && len(g.pipeline) < g.cfg.PipelineMax && g.op+1 < g.cfg.JournalSlots && g.IsPrimary() {
+		p := g.requests[0]
+		g.requests = g.requests[1:]
+		g.prepare(p)
+	}
+}
+
+// commitJournal applies, in order, every op up to commit_max whose
+// canonical header is known and whose body the journal holds with that
+// identity (consensus.md trap: never apply an op whose identity is not the
+// view's). It stops at the first op it cannot apply and asks for repair.
+func (g *Group) commitJournal() {
+	for g.commitMin < g.commitMax {
+		op := g.commitMin + 1
+		c, ok := g.canon[op]
+		if !ok {
+			g.requestRepair()
+			return
+		}
+		frame, held := g.deps.Journal.Frame(op)
+		if !held || wire.HeaderOf(frame).Checksum() != c.Checksum() {
+			g.requestRepair()
+			return
+		}
+		var p wire.PrepareHeader
+		p.Decode(&c)
+		if p.Parent != g.appliedIdentity {
+			panic(fmt.Sprintf("vsr: replica %d: op %d parent %s does not chain to applied op %d %s",
+				g.cfg.Replica, op, p.Parent, g.commitMin, g.appliedIdentity))
+		}
+		g.deps.Machine.Commit(frame)
+		g.commitMin = op
+		g.appliedIdentity = c.Checksum()
+		delete(g.canon, op)
+		g.emit(Event{Kind: EventCommitted, Op: op, Commit: g.commitMax, View: g.view, Header: c})
+	}
+}
+
+// onCommit: a backup hears the primary's heartbeat.
+func (g *Group) onCommit(from uint8, h *wire.Header) {
+	var x wire.CommitHeader
+	x.Decode(h)
+	if x.Group != g.cfg.Group {
+		return
+	}
+	if x.TimestampMonotonic > g.heartbeat {
+		g.heartbeat = x.TimestampMonotonic
+	}
+	if x.View < g.view {
+		if g.IsPrimary() {
+			// The primary of an older view is still talking: tell it
+			// (wire.md correction 0.2: a StartView with no body).
+			g.probe("stale primary answered with StartView")
+			sv := wire.StartViewHeader{Prefix: g.prefix(), Op: g.op, Commit: g.commitMax, Group: g.cfg.Group}
+			g.send(from, wire.BuildFrame(&sv, nil))
+		}
+		return
+	}
+	if x.View > g.view {
+		if g.status != StatusRecovering {
+			g.probe("commit from a newer view")
+			g.startRecoveryProbe()
+		}
+		return
+	}
+	if g.status != StatusNormal || from != g.Primary() || g.IsPrimary() {
+		return
+	}
+	g.normalTimeout.reset()
+	g.learnCommit(x.Commit)
+	g.commitJournal()
+}
+
+// onCommitTimeout: the primary's heartbeat.
+func (g *Group) onCommitTimeout() {
+	if !g.IsPrimary() {
+		g.commitTimeout.stop()
+		return
+	}
+	g.heartbeat++
+	c := wire.CommitHeader{Prefix: g.prefix(), TimestampMonotonic: g.heartbeat, Commit: g.commitMin, Group: g.cfg.Group}
+	g.broadcast(wire.BuildFrame(&c, nil))
+}
+
+// onPrepareTimeout: the primary resends each unacknowledged prepare directly
+// to each backup that has not acknowledged it, so one dead link in the
+// chain cannot stall the group (DEVIATIONS.md 4).
+func (g *Group) onPrepareTimeout() {
+	if !g.IsPrimary() {
+		g.prepareTimeout.stop()
+		return
+	}
+	g.retransmitPipeline(false)
+}
+
+func (g *Group) retransmitPipeline(all bool) {
+	for r := range g.cfg.ReplicaCount {
+		if r == g.cfg.Replica {
+			continue
+		}
+		for _, e := range g.pipeline {
+			if all || e.acks&(1<<r) == 0 {
+				g.send(r, e.frame)
+			}
+		}
+	}
+}
+
+// onNormalTimeout: a backup that heard no heartbeat suspects the primary.
+func (g *Group) onNormalTimeout() {
+	if g.status != StatusNormal || g.IsPrimary() {
+		g.normalTimeout.stop()
+		return
+	}
+	g.probe("primary suspected")
+	g.startViewChange(g.view + 1)
+}
+
+// becomeNormal enters Normal status in the current view with log_view =
+// view, and arms the timers of the role.
+func (g *Group) becomeNormal() {
+	g.logView = g.view
+	g.setStatus(StatusNormal, g.view)
+	g.svcTimeout.stop()
+	g.dvcTimeout.stop()
+	g.viewChangeTimeout.stop()
+	g.rsvTimeout.stop()
+	g.ackedTo = g.commitMin
+	if g.IsPrimary() {
+		g.normalTimeout.stop()
+		g.commitTimeout.start()
+	} else {
+		g.commitTimeout.stop()
+		g.prepareTimeout.stop()
+		g.normalTimeout.start()
+		g.pipeline, g.requests = nil, nil
+	}
+	g.persist()
+}
+
+// startFresh starts a just-formatted replica in view 0 (or a single
+// replica from whatever its journal holds: every op it journaled was
+// committed by its own acknowledgement).
+func (g *Group) startFresh(rec Recovered) {
+	if g.cfg.ReplicaCount == 1 && rec.Head > 0 {
+		g.adoptOwnLog(rec.Head)
+	}
+	g.becomeNormal()
+}
+
+// adoptOwnLog makes a single replica's journal canonical after a restart.
+func (g *Group) adoptOwnLog(head uint64) {
+	for op := uint64(1); op <= head; op++ {
+		f, ok := g.deps.Journal.Frame(op)
+		if !ok {
+			panic(fmt.Sprintf("vsr: single replica lost op %d of %d", op, head))
+		}
+		g.canon[op] = *wire.HeaderOf(f)
+		var p wire.PrepareHeader
+		p.Decode(wire.HeaderOf(f))
+		g.timestampMax = max(g.timestampMax, p.Timestamp)
+	}
+	g.op = head
+	g.commitMax = head
+	g.commitJournal()
+}
+
+// durableCanonical reports whether the journal holds op durably with its
+// canonical identity.
+func (g *Group) durableCanonical(op uint64) bool {
+	if !g.holdsCanonical(op) {
+		return false
+	}
+	_, inFlight := g.appending[op]
+	return !inFlight
+}

@@ -1,0 +1,344 @@
+package vsr
+
+import (
+	"github.com/iggy-vopr/vopr/replica/wire"
+)
+
+// repairState is the one outstanding RequestPrepares of a replica.
+type repairState struct {
+	active   bool
+	nonce    wire.U128
+	peer     uint8
+	from, to uint64
+	attempts int
+	// waiting holds repaired frames whose identity cannot be checked yet
+	// (they arrive in ascending order, the chain is checked downwards).
+	waiting [][]byte
+}
+
+func (r *repairState) reset() {
+	*r = repairState{}
+}
+
+// requestRepair asks a peer for the lowest stretch of ops the replica needs
+// and lacks: bodies of canonical ops it does not hold, and committed ops
+// beyond its head. A Normal backup asks the primary, which serves only
+// canonical ops; the primary (and a view change) asks a replica that holds
+// them and checks every frame against the canonical identity.
+func (g *Group) requestRepair() {
+	if g.repair.active {
+		return
+	}
+	switch g.status {
+	case StatusNormal:
+	case StatusViewChange:
+		if g.vc.merged == nil {
+			return
+		}
+	default:
+		return
+	}
+	lo, hi, ok := g.missingRange()
+	if !ok {
+		return
+	}
+	peer := g.Primary()
+	if g.IsPrimary() || g.status == StatusViewChange {
+		peer = g.repairPeer(lo)
+		if peer == g.cfg.Replica {
+			return
+		}
+	}
+	g.sendRepairRequest(peer, lo, hi)
+}
+
+// repairFrom asks one of sources (a bitset of replicas that hold op) for
+// the ops from op up to head.
+func (g *Group) repairFrom(sources uint64, op, head uint64) {
+	if g.repair.active {
+		return
+	}
+	if sources&^(1<<g.cfg.Replica) == 0 {
+		g.probe("view change waits for a body nobody reported")
+		return
+	}
+	peer := g.pickPeer(sources &^ (1 << g.cfg.Replica))
+	g.sendRepairRequest(peer, op, min(head, op+uint64(g.cfg.RepairChunkMax)-1))
+}
+
+// repairPeer picks a peer to repair op from: a voter that reported its body
+// during a view change, else another replica in turn.
+func (g *Group) repairPeer(op uint64) uint8 {
+	if m := g.vc.merged; m != nil && g.status == StatusViewChange {
+		if s := m.sources[op] &^ (1 << g.cfg.Replica); s != 0 {
+			return g.pickPeer(s)
+		}
+	}
+	all := uint64(1)<<g.cfg.ReplicaCount - 1
+	return g.pickPeer(all &^ (1 << g.cfg.Replica))
+}
+
+// pickPeer rotates through the set with the attempt count, so a dead peer
+// is not asked forever.
+func (g *Group) pickPeer(set uint64) uint8 {
+	n := popcount(set)
+	if n == 0 {
+		return g.cfg.Replica
+	}
+	k := g.repair.attempts % n
+	for r := range g.cfg.ReplicaCount {
+		if set&(1<<r) != 0 {
+			if k == 0 {
+				return r
+			}
+			k--
+		}
+	}
+	panic("vsr: pickPeer")
+}
+
+// missingRange returns the stretch to repair next. Where the identity of a
+// missing op is known or follows from the chain, the stretch ends at the
+// highest such op (the chain is checked downwards); otherwise (a backup
+// behind its primary) it starts at the lowest missing op.
+func (g *Group) missingRange() (lo, hi uint64, ok bool) {
+	top := max(g.op, g.commitMax)
+	chunk := uint64(g.cfg.RepairChunkMax)
+	lowest := uint64(0)
+	for op := g.commitMin + 1; op <= top; op++ {
+		if !g.holdsCanonical(op) {
+			lowest = op
+			break
+		}
+	}
+	if lowest == 0 {
+		return 0, 0, false
+	}
+	for op := top; op >= lowest; op-- {
+		if g.holdsCanonical(op) {
+			continue
+		}
+		if _, known := g.canon[op]; known || g.chainKnown(op) {
+			return max(lowest, op+1-min(op, chunk)), op, true
+		}
+		if op == lowest {
+			break
+		}
+	}
+	return lowest, min(top, lowest+chunk-1), true
+}
+
+// chainKnown reports whether op's identity follows from op+1's canonical header.
+func (g *Group) chainKnown(op uint64) bool {
+	_, ok := g.canon[op+1]
+	return ok
+}
+
+func (g *Group) sendRepairRequest(peer uint8, from, to uint64) {
+	if from == 0 || from > to {
+		panic("vsr: bad repair range")
+	}
+	g.repair.active = true
+	g.repair.peer = peer
+	g.repair.from, g.repair.to = from, to
+	g.repair.nonce = wire.U128{Lo: g.deps.Rand.Uint64(), Hi: g.deps.Rand.Uint64() | 1}
+	g.repair.waiting = g.repair.waiting[:0]
+	if !g.repairTimeout.running {
+		g.repairTimeout.start()
+	}
+	rp := wire.RequestPreparesHeader{Prefix: wire.Prefix{Cluster: g.cfg.Cluster, Replica: g.cfg.Replica},
+		Nonce: g.repair.nonce, FromOp: from, ToOp: to, Group: g.cfg.Group}
+	g.deps.Out.Send(peer, wire.BuildFrame(&rp, nil))
+}
+
+// onRepairTimeout: the repair stalled; ask again, another peer in turn.
+func (g *Group) onRepairTimeout() {
+	if !g.repair.active {
+		if _, _, ok := g.missingRange(); !ok || g.status == StatusRecovering {
+			g.repairTimeout.stop()
+			return
+		}
+	}
+	g.probe("repair re-requested")
+	attempts := g.repair.attempts + 1
+	g.repair.reset()
+	g.repair.attempts = attempts
+	if g.status == StatusViewChange {
+		g.tryStartView()
+		return
+	}
+	g.requestRepair()
+}
+
+// onRequestPrepares serves a repair: RepairPrepare frames in ascending op
+// order, stopping at the first op it cannot vouch for, then RepairDone.
+// A replica serves only ops it knows are canonical (applied, or matching the
+// view's headers), except during a view change, when the asker checks every
+// frame against headers it already has.
+func (g *Group) onRequestPrepares(from uint8, h *wire.Header) {
+	var x wire.RequestPreparesHeader
+	x.Decode(h)
+	if x.Group != g.cfg.Group || g.status == StatusRecovering {
+		return
+	}
+	to := min(x.ToOp, max(g.commitMax, g.op))
+	last := x.FromOp - 1
+	served := 0
+	for op := x.FromOp; op <= to && served < g.cfg.RepairChunkMax; op++ {
+		frame, ok := g.servable(op)
+		if !ok {
+			break
+		}
+		r := append([]byte(nil), frame...)
+		wire.ToRepairPrepare(r)
+		g.deps.Out.Send(from, r)
+		last = op
+		served++
+	}
+	if served > 0 {
+		g.probe("repair served")
+	}
+	done := wire.RepairRangeHeader{Prefix: wire.Prefix{Cluster: g.cfg.Cluster, Replica: g.cfg.Replica,
+		Command: wire.CommandRepairDone}, Nonce: x.Nonce, Op: last, Group: g.cfg.Group}
+	g.deps.Out.Send(from, wire.BuildFrame(&done, nil))
+}
+
+func (g *Group) servable(op uint64) ([]byte, bool) {
+	frame, held := g.deps.Journal.Frame(op)
+	if !held {
+		return nil, false
+	}
+	id := wire.HeaderOf(frame).Checksum()
+	switch {
+	case op <= g.commitMin:
+		return frame, true
+	case g.status == StatusNormal:
+		c, ok := g.canon[op]
+		return frame, ok && c.Checksum() == id
+	default:
+		return frame, true
+	}
+}
+
+// onRepairPrepare: a repaired prepare arrives. It is kept only if its
+// identity is the canonical one (known, or the parent of the canonical op
+// above it), or if it comes from the Normal primary of our view for a
+// committed op (the primary serves only canonical ops).
+func (g *Group) onRepairPrepare(from uint8, frame []byte) {
+	if !g.repair.active || from != g.repair.peer {
+		return
+	}
+	var x wire.PrepareHeader
+	x.Decode(wire.HeaderOf(frame))
+	if x.Group != g.cfg.Group || x.Op < g.repair.from || x.Op > g.repair.to || x.Op <= g.commitMin {
+		return
+	}
+	if len(g.repair.waiting) >= g.cfg.RepairChunkMax {
+		return
+	}
+	f := append([]byte(nil), frame...)
+	wire.ToPrepare(f)
+	g.repair.waiting = append(g.repair.waiting, f)
+	g.acceptRepaired()
+}
+
+// acceptRepaired journals every waiting frame whose identity can now be
+// checked, highest first, until none can.
+func (g *Group) acceptRepaired() {
+	for progress := true; progress; {
+		progress = false
+		for i := len(g.repair.waiting) - 1; i >= 0; i-- {
+			f := g.repair.waiting[i]
+			if f == nil {
+				continue
+			}
+			h := wire.HeaderOf(f)
+			var x wire.PrepareHeader
+			x.Decode(h)
+			verdict := g.checkRepaired(x.Op, h.Checksum())
+			if verdict == repairWait {
+				continue
+			}
+			g.repair.waiting[i] = nil
+			progress = true
+			if verdict == repairReject {
+				g.probe("repaired prepare rejected: not canonical")
+				continue
+			}
+			if _, known := g.canon[x.Op]; !known {
+				g.canon[x.Op] = *h
+			}
+			g.op = max(g.op, x.Op)
+			g.timestampMax = max(g.timestampMax, x.Timestamp)
+			g.probe("prepare repaired")
+			g.journalAppend(f)
+		}
+	}
+	g.extendCanonDown()
+	if g.status == StatusNormal {
+		g.sendAcks()
+		g.commitJournal()
+	} else {
+		g.tryStartView()
+	}
+}
+
+type repairVerdict uint8
+
+const (
+	repairWait repairVerdict = iota
+	repairAccept
+	repairReject
+)
+
+func (g *Group) checkRepaired(op uint64, identity wire.U128) repairVerdict {
+	if op <= g.commitMin || g.holdsCanonical(op) {
+		return repairReject
+	}
+	if c, ok := g.canon[op]; ok {
+		if c.Checksum() == identity {
+			return repairAccept
+		}
+		return repairReject
+	}
+	if above, ok := g.canon[op+1]; ok {
+		var p wire.PrepareHeader
+		p.Decode(&above)
+		if p.Parent == identity {
+			return repairAccept
+		}
+		return repairReject
+	}
+	if g.status == StatusNormal && !g.IsPrimary() && g.repair.peer == g.Primary() && op <= g.commitMax {
+		return repairAccept
+	}
+	return repairWait
+}
+
+// onRepairReply: RepairDone or RangeEvicted ends the stretch.
+func (g *Group) onRepairReply(from uint8, h *wire.Header) {
+	var x wire.RepairRangeHeader
+	x.Decode(h)
+	if !g.repair.active || from != g.repair.peer || x.Nonce != g.repair.nonce || x.Group != g.cfg.Group {
+		return
+	}
+	if x.Command == wire.CommandRangeEvicted {
+		g.probe("repair answered with RangeEvicted")
+		return // the RepairDone that follows ends the request
+	}
+	progressed := x.Op >= g.repair.from
+	g.repair.active = false
+	g.repair.waiting = g.repair.waiting[:0]
+	if progressed {
+		g.repair.attempts = 0
+	} else {
+		g.repair.attempts++
+	}
+	if g.status == StatusViewChange {
+		g.tryStartView()
+		return
+	}
+	if progressed {
+		g.requestRepair()
+	}
+}

@@ -1,0 +1,618 @@
+package vsr
+
+import (
+	"fmt"
+
+	"github.com/iggy-vopr/vopr/replica/wire"
+)
+
+// viewChange is the state of one view change, for the view in Group.view.
+type viewChange struct {
+	svcFrom uint64     // replicas (other than us) that sent SVC for this view
+	dvcSent bool       // we sent our DVC for this view
+	dvcs    []*dvcVote // by replica: the first DVC each sent for this view (primary only)
+	merged  *mergeResult
+	// startViewPending: the primary installed the view and waits for it to
+	// be durable before broadcasting StartView.
+	startViewPending bool
+	// reconciling: the journal is being made to agree with an adopted log;
+	// log_view must not be persisted until it has.
+	reconciling bool
+}
+
+func (vc *viewChange) reset(n uint8) {
+	*vc = viewChange{dvcs: make([]*dvcVote, n)}
+}
+
+// dvcVote is one DoViewChange as the new primary reads it.
+type dvcVote struct {
+	from    uint8
+	logView uint32
+	op      uint64
+	commit  uint64
+	nack    wire.U128
+	present wire.U128
+	entries []wire.Header // entry i is op-i
+}
+
+func (d *dvcVote) entry(op uint64) (wire.Header, int, bool) {
+	if op > d.op || d.op-op >= uint64(len(d.entries)) {
+		return wire.Header{}, 0, false
+	}
+	i := int(d.op - op)
+	return d.entries[i], i, true
+}
+
+// mergeResult is the log the new primary adopts.
+type mergeResult struct {
+	head      uint64
+	commitMax uint64
+	headers   map[uint64]wire.Header // (commitMax, head], canonical
+	// sources: for each op in (commitMax, head], replicas that can serve its body.
+	sources map[uint64]uint64
+}
+
+// startViewChange moves to view v in ViewChange status and says so.
+func (g *Group) startViewChange(v uint32) {
+	if v <= g.view && g.status == StatusViewChange {
+		return
+	}
+	if v < g.view {
+		panic("vsr: view change to an older view")
+	}
+	g.setStatus(StatusViewChange, v)
+	g.vc.reset(g.cfg.ReplicaCount)
+	g.pipeline, g.requests = nil, nil
+	g.normalTimeout.stop()
+	g.commitTimeout.stop()
+	g.prepareTimeout.stop()
+	g.rsvTimeout.stop()
+	g.svcTimeout.start()
+	g.viewChangeTimeout.start()
+	g.repair.reset()
+	g.persist()
+	g.sendStartViewChange()
+	g.maybeSendDoViewChange()
+}
+
+func (g *Group) sendStartViewChange() {
+	if g.status != StatusViewChange {
+		g.svcTimeout.stop()
+		return
+	}
+	svc := wire.StartViewChangeHeader{Prefix: g.prefix(), Group: g.cfg.Group}
+	g.broadcast(wire.BuildFrame(&svc, nil))
+}
+
+// onStartViewChange: a replica suspects the primary of view h.View-1.
+func (g *Group) onStartViewChange(from uint8, h *wire.Header) {
+	var x wire.StartViewChangeHeader
+	x.Decode(h)
+	if g.status == StatusRecovering || x.Group != g.cfg.Group || x.View < g.view {
+		return
+	}
+	if x.View > g.view {
+		g.startViewChange(x.View)
+	}
+	if g.status != StatusViewChange || x.View != g.view {
+		return
+	}
+	g.vc.svcFrom |= 1 << from
+	g.maybeSendDoViewChange()
+}
+
+// maybeSendDoViewChange sends our vote once f = (n-1)/2 others suspect the
+// primary too.
+func (g *Group) maybeSendDoViewChange() {
+	f := (int(g.cfg.ReplicaCount) - 1) / 2
+	if g.status != StatusViewChange || g.vc.dvcSent || g.vc.reconciling || popcount(g.vc.svcFrom) < f || !g.stateDurable() {
+		return
+	}
+	g.vc.dvcSent = true
+	g.dvcTimeout.start()
+	g.sendDoViewChange()
+}
+
+// sendDoViewChange broadcasts our vote (Iggy broadcasts it) and, at the new
+// primary, counts it.
+func (g *Group) sendDoViewChange() {
+	if g.status != StatusViewChange || !g.vc.dvcSent {
+		g.dvcTimeout.stop()
+		return
+	}
+	vote := g.buildVote()
+	dvc := wire.DoViewChangeHeader{Prefix: g.prefix(), Op: vote.op, Commit: vote.commit, Group: g.cfg.Group,
+		LogView: vote.logView, NackBitset: vote.nack, PresentBitset: vote.present}
+	frame := wire.BuildFrame(&dvc, wire.EncodeSuffix(vote.entries))
+	if g.Primary() == g.cfg.Replica {
+		g.countVote(vote)
+	}
+	g.broadcast(frame)
+}
+
+// buildVote describes our log for the new primary: the suffix from
+// max(commit_max, 1) up to our head (top 128), each op as we know it. An op
+// we hold is its header with the present bit; an op we know only by header
+// is the header alone; an op we can prove we never acknowledged is a blank
+// with the nack bit (above commit only); an op we cannot read is a blank
+// with no nack (DEVIATIONS.md 1).
+func (g *Group) buildVote() *dvcVote {
+	v := &dvcVote{from: g.cfg.Replica, logView: g.logView, op: g.op, commit: min(g.commitMax, g.op)}
+	if g.op == 0 {
+		return v
+	}
+	lo := max(v.commit, 1)
+	if g.op-lo >= wire.SuffixEntriesMax {
+		lo = g.op - wire.SuffixEntriesMax + 1
+	}
+	for op := g.op; op >= lo; op-- {
+		i := len(v.entries)
+		frame, held := g.deps.Journal.Frame(op)
+		c, canonical := g.canon[op]
+		switch {
+		case op <= g.commitMin && held:
+			v.entries = append(v.entries, *wire.HeaderOf(frame))
+			v.present = v.present.WithBit(i)
+		case canonical && held && wire.HeaderOf(frame).Checksum() == c.Checksum():
+			v.entries = append(v.entries, c)
+			v.present = v.present.WithBit(i)
+		case canonical:
+			v.entries = append(v.entries, c)
+		default:
+			switch g.deps.Journal.Knowledge(op) {
+			case KnowledgeHeld:
+				v.entries = append(v.entries, *wire.HeaderOf(frame))
+				v.present = v.present.WithBit(i)
+			case KnowledgeHeader:
+				h, _ := g.deps.Journal.Header(op)
+				v.entries = append(v.entries, h)
+			case KnowledgeNever:
+				v.entries = append(v.entries, wire.BlankEntry(op))
+				if op > v.commit {
+					v.nack = v.nack.WithBit(i)
+				}
+			default:
+				v.entries = append(v.entries, wire.BlankEntry(op))
+			}
+		}
+		if op == 1 {
+			break
+		}
+	}
+	return v
+}
+
+// onDoViewChange: a vote for view h.View.
+func (g *Group) onDoViewChange(from uint8, frame []byte) {
+	var x wire.DoViewChangeHeader
+	x.Decode(wire.HeaderOf(frame))
+	if g.status == StatusRecovering || x.Group != g.cfg.Group || x.View < g.view {
+		return
+	}
+	if x.View > g.view {
+		g.startViewChange(x.View)
+	}
+	if g.status != StatusViewChange || x.View != g.view {
+		return
+	}
+	// A DVC is also a suspicion of the old primary.
+	g.vc.svcFrom |= 1 << from
+	g.maybeSendDoViewChange()
+	if g.Primary() != g.cfg.Replica {
+		return
+	}
+	entries, err := wire.DecodeSuffix(frame[wire.HeaderSize:], x.Op)
+	if err != nil {
+		g.probe("undecodable DoViewChange suffix")
+		return
+	}
+	g.countVote(&dvcVote{from: from, logView: x.LogView, op: x.Op, commit: x.Commit, nack: x.NackBitset,
+		present: x.PresentBitset, entries: entries})
+}
+
+// countVote keeps the first vote of each replica and merges at a
+// view-change quorum.
+func (g *Group) countVote(v *dvcVote) {
+	if g.vc.dvcs[v.from] != nil || g.vc.merged != nil {
+		return
+	}
+	g.vc.dvcs[v.from] = v
+	votes := 0
+	for _, d := range g.vc.dvcs {
+		if d != nil {
+			votes++
+		}
+	}
+	if votes < QuorumViewChange(int(g.cfg.ReplicaCount)) || g.vc.dvcs[g.cfg.Replica] == nil {
+		return
+	}
+	m, ok := g.merge()
+	if !ok {
+		return
+	}
+	g.vc.merged = m
+	g.adoptMerge()
+}
+
+// merge decides the new view's log from the votes (consensus.md, "DVC
+// merge"). The canonical votes are those of the highest log_view; scanning
+// down from their highest op, an op is truncated only when a nack quorum
+// proves it was never committed; the first op that survives is the head,
+// and every op below it down to commit_max must have a canonical header.
+func (g *Group) merge() (*mergeResult, bool) {
+	var votes []*dvcVote
+	for _, d := range g.vc.dvcs {
+		if d != nil {
+			votes = append(votes, d)
+		}
+	}
+	m := &mergeResult{headers: make(map[uint64]wire.Header), sources: make(map[uint64]uint64)}
+	logViewMax := uint32(0)
+	for _, d := range votes {
+		logViewMax = max(logViewMax, d.logView)
+		m.commitMax = max(m.commitMax, d.commit)
+	}
+	m.commitMax = max(m.commitMax, g.commitMax)
+	// Every prepare that exists was built by a primary whose pipeline held at
+	// most PipelineMax ops: the commit it carries was committed, and so was
+	// everything PipelineMax below it (consensus.md, merge rules).
+	pipeline := uint64(g.cfg.PipelineMax)
+	// Only a head whose header the voter knows counts: a head it cannot read
+	// (a faulty slot reported blank) may never have been prepared at all.
+	for _, d := range votes {
+		if h, _, in := d.entry(d.op); in && !wire.IsBlank(&h) {
+			var p wire.PrepareHeader
+			p.Decode(&h)
+			m.commitMax = max(m.commitMax, min(p.Commit, d.op))
+			if d.op > pipeline {
+				m.commitMax = max(m.commitMax, d.op-pipeline)
+			}
+		}
+	}
+	top := uint64(0)
+	for _, d := range votes {
+		if d.logView == logViewMax {
+			top = max(top, d.op)
+		}
+	}
+	canonicalAt := func(op uint64) (wire.Header, bool) {
+		var found wire.Header
+		ok := false
+		for _, d := range votes {
+			if d.logView != logViewMax {
+				continue
+			}
+			h, _, in := d.entry(op)
+			if !in || wire.IsBlank(&h) {
+				continue
+			}
+			if ok && found.Checksum() != h.Checksum() {
+				panic(fmt.Sprintf("vsr: view %d: canonical votes disagree at op %d (%s vs %s)",
+					g.view, op, found.Checksum(), h.Checksum()))
+			}
+			found, ok = h, true
+		}
+		return found, ok
+	}
+	qNack := QuorumNack(int(g.cfg.ReplicaCount))
+	head := top
+	for ; head > m.commitMax; head-- {
+		h, known := canonicalAt(head)
+		nacks := 0
+		for _, d := range votes {
+			e, i, in := d.entry(head)
+			switch {
+			case d.op < head:
+				nacks++
+			case in && d.nack.Bit(i):
+				nacks++
+			case in && known && d.logView < logViewMax && !wire.IsBlank(&e) && e.Checksum() != h.Checksum():
+				nacks++ // it holds another op here: it never prepared the canonical one
+			}
+		}
+		if nacks < qNack {
+			break
+		}
+		g.probe("view change truncated an op on a nack quorum")
+	}
+	m.head = head
+	// The canonical votes' headers, from the head down as far as they
+	// reach: above commit_max every op needs one; at and below it they
+	// anchor the hash chain the new primary checks its journal against.
+	lowest := head
+	for _, d := range votes {
+		if d.logView == logViewMax && len(d.entries) > 0 {
+			lowest = min(lowest, d.op+1-uint64(len(d.entries)))
+		}
+	}
+	for op := head; op >= max(lowest, 1) && op > 0; op-- {
+		h, ok := canonicalAt(op)
+		if !ok {
+			if op > m.commitMax || op == head {
+				g.probe("view change waits for a header")
+				if g.allVoted() {
+					g.probe("view change deadlocked: no header for an op without a nack quorum")
+				}
+				return nil, false
+			}
+			continue
+		}
+		m.headers[op] = h
+		if above, ok := m.headers[op+1]; ok {
+			var p wire.PrepareHeader
+			p.Decode(&above)
+			if p.Parent != h.Checksum() {
+				panic(fmt.Sprintf("vsr: view %d: merged op %d does not chain to op %d", g.view, op+1, op))
+			}
+		}
+		for _, d := range votes {
+			if e, i, in := d.entry(op); in && d.present.Bit(i) && e.Checksum() == h.Checksum() {
+				m.sources[op] |= 1 << d.from
+			}
+		}
+	}
+	if head-m.commitMax > uint64(wire.SuffixEntriesMax-1) {
+		panic(fmt.Sprintf("vsr: merged %d uncommitted ops", head-m.commitMax))
+	}
+	return m, true
+}
+
+func (g *Group) allVoted() bool {
+	for _, d := range g.vc.dvcs {
+		if d == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// adoptMerge installs the merged log at the new primary: it needs every
+// uncommitted body before it can go Normal and re-replicate them.
+func (g *Group) adoptMerge() {
+	m := g.vc.merged
+	g.commitMax = max(g.commitMax, m.commitMax)
+	if m.head < g.op {
+		g.deps.Journal.Truncate(m.head)
+	}
+	// Canonical knowledge belongs to one view's log: what we knew of our old
+	// log_view's log above commit_min says nothing about the merged one.
+	for op := g.commitMin + 1; op <= max(g.op, m.head); op++ {
+		delete(g.canon, op)
+	}
+	for op := g.commitMin + 1; op <= m.head; op++ {
+		if h, ok := m.headers[op]; ok {
+			g.canon[op] = h
+		}
+	}
+	g.op = m.head
+	if m.head > 0 {
+		if h, ok := m.headers[m.head]; ok {
+			var p wire.PrepareHeader
+			p.Decode(&h)
+			g.timestampMax = max(g.timestampMax, p.Timestamp)
+		}
+	}
+	g.extendCanonDown()
+	g.tryStartView()
+}
+
+// tryStartView starts the view once the primary holds every uncommitted
+// body of the merged log; until then it repairs them from the voters that
+// have them.
+func (g *Group) tryStartView() {
+	m := g.vc.merged
+	if m == nil || g.status != StatusViewChange || g.vc.reconciling {
+		return
+	}
+	for op := m.commitMax + 1; op <= m.head; op++ {
+		if !g.holdsCanonical(op) {
+			g.repairFrom(m.sources[op], op, m.head)
+			return
+		}
+	}
+	g.reconcileThen(func() {
+		g.becomeNormal()
+		g.vc.startViewPending = true
+		g.rebuildPipeline()
+		g.onStateDurable()
+	})
+}
+
+// holdsCanonical reports whether the journal holds op with its canonical identity.
+func (g *Group) holdsCanonical(op uint64) bool {
+	c, ok := g.canon[op]
+	if !ok {
+		return false
+	}
+	f, held := g.deps.Journal.Frame(op)
+	return held && wire.HeaderOf(f).Checksum() == c.Checksum()
+}
+
+// reconcileThen makes the journal agree durably with the adopted canonical
+// log, then runs next (which persists the new log_view).
+func (g *Group) reconcileThen(next func()) {
+	var headers []wire.Header
+	for op := g.commitMin + 1; op <= g.op; op++ {
+		if c, ok := g.canon[op]; ok {
+			headers = append(headers, c)
+		}
+	}
+	g.vc.reconciling = true
+	view := g.view
+	g.deps.Journal.Reconcile(g.op, headers, func() {
+		g.vc.reconciling = false
+		if g.view != view {
+			return
+		}
+		next()
+	})
+}
+
+// rebuildPipeline re-proposes the merged uncommitted ops in the new view.
+func (g *Group) rebuildPipeline() {
+	g.pipeline = g.pipeline[:0]
+	for op := g.commitMax + 1; op <= g.op; op++ {
+		f, _ := g.deps.Journal.Frame(op)
+		e := &pending{op: op, header: g.canon[op], frame: f}
+		if g.durableCanonical(op) {
+			e.acks |= 1 << g.cfg.Replica
+		}
+		g.pipeline = append(g.pipeline, e)
+	}
+	if len(g.pipeline) > 0 {
+		g.prepareTimeout.start()
+	}
+}
+
+// broadcastStartView announces the view with its suffix.
+func (g *Group) broadcastStartView() {
+	headers := g.suffixHeaders()
+	sv := wire.StartViewHeader{Prefix: g.prefix(), Op: g.op, Commit: g.commitMax, Group: g.cfg.Group}
+	g.broadcast(wire.BuildFrame(&sv, wire.EncodeSuffix(headers)))
+	g.emit(Event{Kind: EventStartView, View: g.view, Op: g.op, Commit: g.commitMax, Headers: headers})
+	g.commitPipeline()
+	g.commitJournal()
+}
+
+// suffixHeaders returns the canonical headers from the head down to
+// max(commit_max, 1) (top 128), for a StartView.
+func (g *Group) suffixHeaders() []wire.Header {
+	if g.op == 0 {
+		return nil
+	}
+	lo := max(min(g.commitMax, g.op), 1)
+	if g.op-lo >= wire.SuffixEntriesMax {
+		lo = g.op - wire.SuffixEntriesMax + 1
+	}
+	var hs []wire.Header
+	for op := g.op; op >= lo; op-- {
+		h, ok := g.canonicalHeader(op)
+		if !ok {
+			break // below what we know: the receiver chains down from the last one
+		}
+		hs = append(hs, h)
+		if op == 1 {
+			break
+		}
+	}
+	return hs
+}
+
+// canonicalHeader returns op's canonical header: from canon, or from the
+// journal for an applied op.
+func (g *Group) canonicalHeader(op uint64) (wire.Header, bool) {
+	if h, ok := g.canon[op]; ok {
+		return h, true
+	}
+	if op <= g.commitMin {
+		if f, ok := g.deps.Journal.Frame(op); ok {
+			return *wire.HeaderOf(f), true
+		}
+	}
+	return wire.Header{}, false
+}
+
+// onStartView: the primary of a view installs it here.
+func (g *Group) onStartView(from uint8, frame []byte) {
+	var x wire.StartViewHeader
+	x.Decode(wire.HeaderOf(frame))
+	if x.Group != g.cfg.Group || from != PrimaryIndex(x.View, g.cfg.ReplicaCount) || x.View < g.view {
+		return
+	}
+	if g.status == StatusRecovering && !x.Incarnation.IsZero() && x.Incarnation != g.recovery.incarnation &&
+		x.View <= g.view && x.Op < g.op {
+		g.probe("stale StartView ignored")
+		return // consensus.md correction 6: a narrow incarnation guard
+	}
+	if x.View == g.view && g.status == StatusNormal {
+		if x.Op <= g.op || g.logView == g.view {
+			return // already installed
+		}
+	}
+	if x.View == g.logView && x.Op < g.commitMin {
+		return // consensus.md correction 5
+	}
+	entries, err := wire.DecodeSuffix(frame[wire.HeaderSize:], x.Op)
+	if err != nil {
+		g.probe("undecodable StartView suffix")
+		entries = nil
+	}
+	if len(entries) == 0 && x.Op > g.commitMin {
+		// A StartView without headers (an older-view correction, or a peer
+		// that knew none) cannot anchor our log: ask for a full one.
+		g.probe("StartView without headers")
+		if g.status != StatusRecovering {
+			g.view = max(g.view, x.View)
+		}
+		g.startRecoveryProbe()
+		return
+	}
+	g.installView(x.View, x.Op, x.Commit, entries)
+}
+
+// installView makes a backup Normal in view with the primary's log.
+func (g *Group) installView(view uint32, op, commit uint64, entries []wire.Header) {
+	g.vc.reset(g.cfg.ReplicaCount)
+	g.repair.reset()
+	g.status, g.view = StatusViewChange, view // Normal only once reconciled and durable
+	if op < g.op {
+		g.deps.Journal.Truncate(op)
+	}
+	for o := op + 1; o <= g.op; o++ {
+		delete(g.canon, o)
+	}
+	// The new view's canonical headers replace ours above commit_min.
+	for o := g.commitMin + 1; o <= max(op, g.op); o++ {
+		delete(g.canon, o)
+	}
+	g.op = max(op, g.commitMin)
+	for _, h := range entries {
+		var p wire.PrepareHeader
+		p.Decode(&h)
+		if p.Op > g.commitMin && !wire.IsBlank(&h) {
+			g.canon[p.Op] = h
+			g.timestampMax = max(g.timestampMax, p.Timestamp)
+		}
+	}
+	g.learnCommit(commit)
+	g.extendCanonDown()
+	g.reconcileThen(func() {
+		g.becomeNormal()
+		g.sendAcks()
+		g.commitJournal()
+		g.requestRepair()
+	})
+}
+
+// extendCanonDown learns canonical headers below the known ones by the
+// hash chain: op k's identity is op k+1's parent, and a journaled frame with
+// that identity gives k's header.
+func (g *Group) extendCanonDown() {
+	for op := g.op; op > g.commitMin+1; op-- {
+		above, ok := g.canon[op]
+		if !ok {
+			continue
+		}
+		if _, known := g.canon[op-1]; known {
+			continue
+		}
+		var p wire.PrepareHeader
+		p.Decode(&above)
+		if op-1 == g.commitMin {
+			continue
+		}
+		if f, held := g.deps.Journal.Frame(op - 1); held && wire.HeaderOf(f).Checksum() == p.Parent {
+			g.canon[op-1] = *wire.HeaderOf(f)
+		}
+	}
+}
+
+// onViewChangeTimeout: the view change did not finish; try the next view.
+func (g *Group) onViewChangeTimeout() {
+	if g.status != StatusViewChange {
+		g.viewChangeTimeout.stop()
+		return
+	}
+	g.probe("view change timed out")
+	g.startViewChange(g.view + 1)
+}
