@@ -108,15 +108,15 @@ func New(cfg Config, deps Deps, rec Recovered) *Group {
 	}
 	t := cfg.Timeouts
 	g := &Group{
-		cfg:        cfg,
-		deps:       deps,
-		view:       rec.State.View,
-		logView:    rec.State.LogView,
-		durable:    rec.State,
-		op:         rec.Head,
-		commitMax:  rec.State.CommitMax,
-		canon:      make(map[uint64]wire.Header),
-		appending:  make(map[uint64]wire.U128),
+		cfg:       cfg,
+		deps:      deps,
+		view:      rec.State.View,
+		logView:   rec.State.LogView,
+		durable:   rec.State,
+		op:        rec.Head,
+		commitMax: rec.State.CommitMax,
+		canon:     make(map[uint64]wire.Header),
+		appending: make(map[uint64]wire.U128),
 	}
 	r := deps.Rand
 	g.prepareTimeout = newTimeout("prepare", t.PrepareRetransmitTicks, true, r)

@@ -29,7 +29,7 @@ type cluster struct {
 	drop     func(m message) bool
 	canon    map[uint64]wire.U128 // the identity every replica committed at op
 	steps    int
-	last     string // what the last step did, for failure messages
+	last     string   // what the last step did, for failure messages
 	log      []string // recent events, printed on failure
 	probes   map[string]int
 	views    map[uint32][]wire.Header // StartView suffix per view, to check agreement
