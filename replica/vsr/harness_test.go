@@ -31,6 +31,7 @@ type cluster struct {
 	steps    int
 	last     string   // what the last step did, for failure messages
 	log      []string // recent events, printed on failure
+	blocked  map[link]bool
 	probes   map[string]int
 	views    map[uint32][]wire.Header // StartView suffix per view, to check agreement
 }
@@ -175,7 +176,7 @@ func (c *cluster) step() {
 		}
 		c.queue = append(c.queue[:i], c.queue[i+1:]...)
 		r := c.replicas[m.to]
-		if !r.up || !c.replicas[m.from].up || (c.drop != nil && c.drop(m)) {
+		if !r.up || !c.replicas[m.from].up || c.blocked[link{m.from, m.to}] || (c.drop != nil && c.drop(m)) {
 			return
 		}
 		c.last = fmt.Sprintf("deliver %v from %d to %d", wire.HeaderOf(m.frame).Command(), m.from, m.to)
@@ -406,5 +407,103 @@ func (c *cluster) dump() {
 		c.t.Logf("replica %d: up %v status %v view %d log_view %d op %d commit %d/%d durable %d/%d pipeline %v acked %d canon(head) %v repair %+v",
 			r.id, r.up, g.Status(), g.View(), g.LogView(), g.Op(), g.CommitMin(), g.CommitMax(),
 			g.durable.View, g.durable.LogView, acks, g.ackedTo, canonHead, g.repair)
+	}
+}
+
+// Scripting helpers: block links, settle, tick.
+
+type link struct{ from, to uint8 }
+
+// block drops every message on the given directed links (and keeps any
+// other drop rule).
+func (c *cluster) block(links ...link) {
+	if c.blocked == nil {
+		c.blocked = map[link]bool{}
+	}
+	for _, l := range links {
+		c.blocked[l] = true
+	}
+}
+
+// isolate blocks every link to and from r.
+func (c *cluster) isolate(r uint8) {
+	for i := range c.n {
+		if uint8(i) != r {
+			c.block(link{r, uint8(i)}, link{uint8(i), r})
+		}
+	}
+}
+
+// unblockAll lifts every block.
+func (c *cluster) unblockAll() { c.blocked = nil }
+
+// settle delivers every queued message and runs every completion, in
+// order, until nothing is left (no ticks).
+func (c *cluster) settle() {
+	for i := 0; i < 1_000_000 && (len(c.queue) > 0 || len(c.later) > 0); i++ {
+		if len(c.queue) > 0 {
+			m := c.queue[0]
+			c.queue = c.queue[1:]
+			c.deliver(m)
+		} else {
+			d := c.later[0]
+			c.later = c.later[1:]
+			if r := c.replicas[d.replica]; r.up && r.incarnation == d.incarnation {
+				d.fn()
+			}
+		}
+	}
+}
+
+// settleExcept is settle, but leaves the completions of replica r pending
+// (its journal is slow).
+func (c *cluster) settleExcept(r uint8) {
+	var held []deferred
+	for i := 0; i < 1_000_000 && (len(c.queue) > 0 || len(c.later) > 0); i++ {
+		if len(c.queue) > 0 {
+			m := c.queue[0]
+			c.queue = c.queue[1:]
+			c.deliver(m)
+			continue
+		}
+		d := c.later[0]
+		c.later = c.later[1:]
+		if d.replica == r {
+			held = append(held, d)
+			continue
+		}
+		if rr := c.replicas[d.replica]; rr.up && rr.incarnation == d.incarnation {
+			d.fn()
+		}
+	}
+	c.later = append(c.later, held...)
+}
+
+func (c *cluster) deliver(m message) {
+	r := c.replicas[m.to]
+	if !r.up || !c.replicas[m.from].up || c.blocked[link{m.from, m.to}] || (c.drop != nil && c.drop(m)) {
+		return
+	}
+	r.group.Receive(m.from, m.frame)
+}
+
+// tick ticks replica r n times, settling after each tick.
+func (c *cluster) tick(r uint8, n int) {
+	for range n {
+		if c.replicas[r].up {
+			c.replicas[r].group.Tick()
+		}
+		c.settle()
+	}
+}
+
+// tickHolding ticks replica r n times, settling everything but hold's
+// completions after each tick.
+func (c *cluster) tickHolding(r uint8, n int, hold uint8) {
+	for range n {
+		if c.replicas[r].up {
+			c.replicas[r].group.Tick()
+		}
+		c.settleExcept(hold)
 	}
 }
