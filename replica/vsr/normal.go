@@ -345,7 +345,10 @@ func (g *Group) onCommit(from uint8, h *wire.Header) {
 	if x.Group != g.cfg.Group {
 		return
 	}
-	if x.TimestampMonotonic > g.heartbeat {
+	// The liveness token is one counter per group: it resets the heartbeat
+	// timer only when strictly newer than any seen (wire.md correction 0.1).
+	newer := x.TimestampMonotonic > g.heartbeat
+	if newer {
 		g.heartbeat = x.TimestampMonotonic
 	}
 	if x.View < g.view {
@@ -368,7 +371,9 @@ func (g *Group) onCommit(from uint8, h *wire.Header) {
 	if g.status != StatusNormal || from != g.Primary() || g.IsPrimary() {
 		return
 	}
-	g.normalTimeout.reset()
+	if newer {
+		g.normalTimeout.reset()
+	}
 	g.learnCommit(x.Commit)
 	g.commitJournal()
 }
@@ -395,6 +400,10 @@ func (g *Group) onPrepareTimeout() {
 	g.retransmitPipeline(false)
 }
 
+// retransmitPipeline resends the pipeline's prepares, re-stamped with the
+// current view (only bytes 52..56 change; the identity excludes them, wire.md
+// 3.5): a backup accepts only prepares of its own view, which is what keeps
+// a delayed prepare of an older primary out of its log.
 func (g *Group) retransmitPipeline(all bool) {
 	for r := range g.cfg.ReplicaCount {
 		if r == g.cfg.Replica {
@@ -402,10 +411,22 @@ func (g *Group) retransmitPipeline(all bool) {
 		}
 		for _, e := range g.pipeline {
 			if all || e.acks&(1<<r) == 0 {
-				g.send(r, e.frame)
+				g.send(r, g.restamped(e))
 			}
 		}
 	}
+}
+
+// restamped returns the entry's frame with the current view, copying it only
+// when the view differs (the journal's frame is shared and read-only).
+func (g *Group) restamped(e *pending) []byte {
+	if wire.HeaderOf(e.frame).View() == g.view {
+		return e.frame
+	}
+	f := append([]byte(nil), e.frame...)
+	wire.HeaderOf(f).SetView(g.view)
+	e.frame = f
+	return f
 }
 
 // onNormalTimeout: a backup that heard no heartbeat suspects the primary.

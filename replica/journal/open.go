@@ -1,0 +1,418 @@
+package journal
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/iggy-vopr/vopr/replica/wire"
+	"github.com/iggy-vopr/vopr/storage"
+)
+
+// Open recovers a journal from dev: it syncs (so that whatever a previous
+// process wrote and the device still caches is durable before it is
+// trusted), reads the four superblock copies and chooses the durable state
+// (see chooseSuperblock), then reads every header sector and every prepare
+// chunk (the first sector, then only as many more as the header's size
+// says), classifies every slot (see classify), and runs done with the
+// journal, which holds every Clean prepare in memory, and the Recovery
+// report. Read faults are damage of what they cover. done gets an error,
+// and no journal, when the superblock cannot be trusted or names another
+// replica (ErrSuperblockQuorum, ErrSuperblockMismatch) or the device fails
+// otherwise. At most Config.IOsMax reads are in flight at once. done runs
+// from a device callback.
+func Open(dev storage.Device, cfg Config, done func(*Journal, *Recovery, error)) {
+	cfg.check()
+	geo := newGeometry(cfg)
+	geo.checkDevice(dev)
+	if done == nil {
+		panic("journal: Open with nil done")
+	}
+	o := &opener{
+		dev:     dev,
+		cfg:     cfg,
+		geo:     geo,
+		done:    done,
+		headers: make([]headerCopy, cfg.SlotCount),
+		chunks:  make([]prepareCopy, cfg.SlotCount),
+	}
+	o.inFlight++
+	dev.Sync(func(err error) {
+		if o.completed() {
+			return
+		}
+		if err != nil {
+			o.fail(err)
+			return
+		}
+		o.readSuperblock()
+	})
+}
+
+// opener is the state of one Open.
+type opener struct {
+	dev  storage.Device
+	cfg  Config
+	geo  geometry
+	done func(*Journal, *Recovery, error)
+
+	phase          openPhase
+	copies         [SuperblockCopies]CopyReport
+	copiesRead     int
+	state          wire.VsrState
+	sequence       uint64
+	headers        []headerCopy
+	chunks         []prepareCopy
+	headersRead    uint64     // header copies resolved
+	chunksRead     uint64     // prepare chunks resolved
+	nextHeaderSlot uint64     // next header run to read
+	nextChunkSlot  uint64     // next prepare chunk's first sector to read
+	retry          []uint64   // header sectors to read alone (their run failed)
+	rests          []restRead // prepare chunks whose remaining sectors are to be read
+	inFlight       int
+	err            error // a device failure: stop issuing, report once idle
+	finished       bool
+
+	j          *Journal
+	r          *Recovery
+	repairs    []uint64 // slots whose header copy Open rewrites
+	nextRepair int
+}
+
+// openPhase is where an Open is.
+type openPhase uint8
+
+const (
+	phaseSuperblock openPhase = iota // syncing, then reading the copies
+	phaseSlots                       // reading the rings
+	phaseRepair                      // rewriting damaged header copies of Clean slots
+	phaseRepairSync                  // syncing them
+	phaseDone
+)
+
+type restRead struct {
+	slot uint64
+	buf  []byte // padded; the first sector is filled in
+	size int
+}
+
+// completed accounts for a completed I/O and reports whether the open has
+// already failed (the caller then drops the result: done runs once idle).
+func (o *opener) completed() bool {
+	if o.inFlight <= 0 {
+		panic("journal: open I/O completed with none in flight")
+	}
+	o.inFlight--
+	if o.err != nil {
+		o.maybeFinish()
+		return true
+	}
+	return false
+}
+
+func (o *opener) fail(err error) {
+	if o.err == nil {
+		o.err = err
+	}
+	o.maybeFinish()
+}
+
+func (o *opener) readSuperblock() {
+	for i := range SuperblockCopies {
+		buf := make([]byte, int(o.geo.superblockChunkSectors)*o.geo.sectorBytes)
+		o.inFlight++
+		o.dev.Read(o.geo.superblockSector(i), buf, func(err error) {
+			if o.completed() {
+				return
+			}
+			if err != nil && !errors.Is(err, storage.ErrReadFault) {
+				o.fail(err)
+				return
+			}
+			o.copies[i] = decodeSuperblockChunk(o.cfg, buf, err)
+			o.copiesRead++
+			if o.copiesRead < SuperblockCopies {
+				return
+			}
+			state, seq, cerr := chooseSuperblock(o.cfg, &o.copies)
+			if cerr != nil {
+				o.fail(cerr)
+				return
+			}
+			o.state, o.sequence = state, seq
+			o.phase = phaseSlots
+			o.pump()
+		})
+	}
+}
+
+// pump issues reads while the window allows, then finishes when all is read.
+func (o *opener) pump() {
+	for o.err == nil && o.inFlight < o.cfg.IOsMax {
+		switch {
+		case len(o.rests) > 0:
+			r := o.rests[len(o.rests)-1]
+			o.rests = o.rests[:len(o.rests)-1]
+			o.readRest(r)
+		case len(o.retry) > 0:
+			s := o.retry[len(o.retry)-1]
+			o.retry = o.retry[:len(o.retry)-1]
+			o.readHeaders(s, 1)
+		case o.nextHeaderSlot < o.cfg.SlotCount:
+			n := min(o.cfg.SlotCount-o.nextHeaderSlot, headerRunSlotsMax)
+			o.readHeaders(o.nextHeaderSlot, n)
+			o.nextHeaderSlot += n
+		case o.nextChunkSlot < o.cfg.SlotCount:
+			o.readChunkFirst(o.nextChunkSlot)
+			o.nextChunkSlot++
+		default:
+			o.maybeFinish()
+			return
+		}
+	}
+	o.maybeFinish()
+}
+
+func (o *opener) readHeaders(first, count uint64) {
+	sector := o.geo.sectorBytes
+	buf := make([]byte, int(count)*sector)
+	o.inFlight++
+	o.dev.Read(o.geo.headerSector(first), buf, func(err error) {
+		if o.completed() {
+			return
+		}
+		switch {
+		case err == nil:
+			for k := range count {
+				o.headers[first+k] = parseHeaderSector(o.cfg, first+k, buf[int(k)*sector:int(k+1)*sector])
+			}
+			o.headersRead += count
+		case !errors.Is(err, storage.ErrReadFault):
+			o.fail(err)
+			return
+		case count > 1:
+			// Some sector of the run is unreadable: read each alone.
+			for k := range count {
+				o.retry = append(o.retry, first+count-1-k)
+			}
+		default:
+			o.headers[first] = headerCopy{state: SectorDamaged}
+			o.headersRead++
+		}
+		o.pump()
+	})
+}
+
+func (o *opener) readChunkFirst(slot uint64) {
+	buf := make([]byte, o.geo.sectorBytes)
+	o.inFlight++
+	o.dev.Read(o.geo.prepareSector(slot), buf, func(err error) {
+		if o.completed() {
+			return
+		}
+		if err != nil {
+			if !errors.Is(err, storage.ErrReadFault) {
+				o.fail(err)
+				return
+			}
+			o.resolveChunk(slot, prepareCopy{state: SectorDamaged})
+			o.pump()
+			return
+		}
+		state, size := peekPrepareChunk(o.cfg, slot, buf)
+		switch state {
+		case SectorEmpty, SectorDamaged:
+			o.resolveChunk(slot, prepareCopy{state: state})
+		default:
+			padded := o.geo.paddedBytes(size + sealBytes)
+			if padded <= len(buf) {
+				o.resolveChunk(slot, parsePrepareChunk(o.cfg, slot, buf, size))
+				break
+			}
+			full := make([]byte, padded)
+			copy(full, buf)
+			o.rests = append(o.rests, restRead{slot: slot, buf: full, size: size})
+		}
+		o.pump()
+	})
+}
+
+func (o *opener) readRest(r restRead) {
+	sector := o.geo.sectorBytes
+	o.inFlight++
+	o.dev.Read(o.geo.prepareSector(r.slot)+1, r.buf[sector:], func(err error) {
+		if o.completed() {
+			return
+		}
+		switch {
+		case err == nil:
+			o.resolveChunk(r.slot, parsePrepareChunk(o.cfg, r.slot, r.buf, r.size))
+		case errors.Is(err, storage.ErrReadFault):
+			o.resolveChunk(r.slot, prepareCopy{state: SectorDamaged})
+		default:
+			o.fail(err)
+			return
+		}
+		o.pump()
+	})
+}
+
+func (o *opener) resolveChunk(slot uint64, p prepareCopy) {
+	if o.chunks[slot].state != SectorUnread {
+		panic(fmt.Sprintf("journal: prepare chunk %d resolved twice", slot))
+	}
+	o.chunks[slot] = p
+	o.chunksRead++
+}
+
+// maybeFinish moves the open on once nothing is in flight: to done on a
+// failure, from reading to rewriting damaged header copies once everything
+// is read, to a sync once they are written, to done once synced.
+func (o *opener) maybeFinish() {
+	if o.finished || o.inFlight > 0 {
+		return
+	}
+	if o.err != nil {
+		o.finished = true
+		o.done(nil, nil, o.err)
+		return
+	}
+	switch o.phase {
+	case phaseSlots:
+		if o.headersRead < o.cfg.SlotCount || o.chunksRead < o.cfg.SlotCount {
+			return
+		}
+		o.j, o.r = o.build()
+		for i := range o.r.Slots {
+			if o.r.Slots[i].HeaderRepaired {
+				o.repairs = append(o.repairs, uint64(i))
+			}
+		}
+		o.phase = phaseRepair
+		o.pumpRepairs()
+	case phaseRepair:
+		if o.nextRepair < len(o.repairs) {
+			return
+		}
+		if len(o.repairs) == 0 {
+			o.phase = phaseDone
+			o.maybeFinish()
+			return
+		}
+		o.phase = phaseRepairSync
+		o.inFlight++
+		o.dev.Sync(func(err error) {
+			if o.completed() {
+				return
+			}
+			if err != nil {
+				o.fail(err)
+				return
+			}
+			for _, i := range o.repairs {
+				s := &o.j.slots[i]
+				if s.header.state != diskFlux || !s.mem.held() {
+					panic(fmt.Sprintf("journal: header repair of slot %d in state %d", i, s.header.state))
+				}
+				s.header = diskRecord{state: diskValid, op: s.mem.op, id: s.mem.id}
+				s.headerBytes = *s.mem.header()
+				s.vouched = true
+			}
+			o.phase = phaseDone
+			o.maybeFinish()
+		})
+	case phaseDone:
+		o.finished = true
+		o.done(o.j, o.r, nil)
+	}
+}
+
+// pumpRepairs writes the header copy of each Clean slot found with a damaged
+// one: the held prepare's header, sealed and padded, as Append writes it.
+func (o *opener) pumpRepairs() {
+	for o.err == nil && o.inFlight < o.cfg.IOsMax && o.nextRepair < len(o.repairs) {
+		i := o.repairs[o.nextRepair]
+		o.nextRepair++
+		s := &o.j.slots[i]
+		s.header = diskRecord{state: diskFlux}
+		putRecord(o.j.headerScratch, s.mem.frame[:wire.HeaderSize]) // the device copies it
+		o.inFlight++
+		o.dev.Write(o.geo.headerSector(i), o.j.headerScratch, func(err error) {
+			if o.completed() {
+				return
+			}
+			if err != nil {
+				o.fail(err)
+				return
+			}
+			o.pumpRepairs()
+		})
+	}
+	o.maybeFinish()
+}
+
+// build classifies every slot and assembles the journal and the report.
+func (o *opener) build() (*Journal, *Recovery) {
+	cfg := o.cfg
+	r := &Recovery{
+		State:     o.state,
+		Sequence:  o.sequence,
+		Copies:    o.copies,
+		Slots:     make([]SlotReport, cfg.SlotCount),
+		slotCount: cfg.SlotCount,
+	}
+	for i := range r.Slots {
+		h, p := &o.headers[i], &o.chunks[i]
+		if h.state == SectorUnread || p.state == SectorUnread {
+			panic(fmt.Sprintf("journal: slot %d not read", i))
+		}
+		r.Slots[i] = classify(h, p)
+		if h.state == SectorValid {
+			r.HeadOp = max(r.HeadOp, h.op)
+			r.HeaderOpMax = max(r.HeaderOpMax, h.op)
+		}
+		if p.state == SectorValid {
+			r.HeadOp = max(r.HeadOp, p.op)
+		}
+		if r.Slots[i].HeaderRepaired {
+			r.HeaderOpMax = max(r.HeaderOpMax, p.op) // as rewritten
+		}
+	}
+	for i := range r.Slots {
+		label(&r.Slots[i], uint64(i), cfg.SlotCount, r.HeadOp)
+	}
+
+	j := newJournal(o.dev, cfg, o.geo)
+	for i := range j.slots {
+		s, h, p, rep := &j.slots[i], &o.headers[i], &o.chunks[i], &r.Slots[i]
+		switch h.state {
+		case SectorEmpty:
+			s.header = diskRecord{state: diskEmpty}
+		case SectorValid:
+			s.header = diskRecord{state: diskValid, op: h.op, id: h.id}
+			s.headerBytes = h.header
+			s.vouched = rep.Class != ClassConflict
+			s.floorOp = h.op
+		default:
+			s.header = diskRecord{state: diskDamaged}
+		}
+		switch p.state {
+		case SectorEmpty:
+			s.prepare = diskRecord{state: diskEmpty}
+		case SectorValid:
+			s.prepare = diskRecord{state: diskValid, op: p.op, id: p.id}
+			s.floorOp = max(s.floorOp, p.op)
+		default:
+			s.prepare = diskRecord{state: diskDamaged}
+		}
+		if rep.Class == ClassClean {
+			if rep.Op != p.op {
+				panic("journal: a Clean slot that does not hold its prepare")
+			}
+			// An exact copy: the read buffer is whole sectors.
+			s.mem = entry{frame: bytes.Clone(p.frame()), op: p.op, id: p.id}
+		}
+	}
+	j.sb.init(j, o.state, o.sequence)
+	return j, r
+}

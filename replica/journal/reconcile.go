@@ -1,0 +1,189 @@
+package journal
+
+import (
+	"fmt"
+
+	"github.com/iggy-vopr/vopr/replica/wire"
+)
+
+// Reconcile makes the durable journal agree with a canonical log the
+// replica adopts in a new view (a StartView, or a view-change merge), before
+// the replica persists that view as its log_view:
+//
+//   - every op above head is durably forgotten: the empty marker is written
+//     into its prepare chunk, then into its header sector, so a recovery finds
+//     the slot Empty (Nackable). It was never part of the adopted log, so a
+//     later nack is safe; leaving it would let a restart report it, held,
+//     under the new log_view, and a later merge adopt it;
+//   - for every header in canonical (ops at most head) whose op the journal
+//     does not hold with that identity, the empty marker is written into the
+//     prepare chunk and then the header into the header sector, so a
+//     recovery finds the op HeaderOnly with its canonical header, never a
+//     stale body of the same op.
+//
+// Memory follows at once: Frame, Header and Knowledge stop reporting what
+// is forgotten or stale. done runs once every write is durable (after a
+// sync, never inside the call). The writes go through the slots' queues, so
+// they land after any append in flight to the same slot; each takes one
+// record of the AppendsMax pool until it is done.
+//
+// Ops in a slot never go back: recording a canonical header in a slot that
+// already held a newer op (a wrapped ring) is refused with a panic, since
+// the newer op's header copy is what proves its acknowledgement.
+func (j *Journal) Reconcile(head uint64, canonical []wire.Header, done func()) {
+	if done == nil {
+		panic("journal: Reconcile with nil done")
+	}
+	pending := 1 // released after the last write is queued
+	finish := func() {
+		pending--
+		if pending == 0 {
+			done()
+		}
+	}
+	enqueue := func(kind writeKind, op uint64, h *wire.Header) {
+		if j.free == nil {
+			panic(fmt.Sprintf("journal: Reconcile needs more than AppendsMax = %d records", j.cfg.AppendsMax))
+		}
+		s := j.slotOf(op)
+		a := j.free
+		j.free, a.next = a.next, nil
+		j.inFlight++
+		a.kind, a.step = kind, stepQueued
+		a.e = entry{op: op}
+		if h != nil {
+			a.hdr = *h
+			a.e.id = h.Checksum()
+		}
+		pending++
+		a.done = finish
+		if s.last == nil {
+			s.first, s.last = a, a
+			j.start(a)
+		} else {
+			s.last.next = a
+			s.last = a
+		}
+	}
+
+	// Forget every op above head: in memory, and on disk where anything of
+	// it may be there or may land (a write still queued for it).
+	for i := range j.slots {
+		s := &j.slots[i]
+		above := s.mem.held() && s.mem.op > head ||
+			s.header.state == diskValid && s.header.op > head ||
+			s.prepare.state == diskValid && s.prepare.op > head ||
+			s.floorOp > head && (s.header.state == diskFlux || s.prepare.state == diskFlux)
+		for a := s.first; a != nil && !above; a = a.next {
+			above = a.e.op > head
+		}
+		if s.mem.held() && s.mem.op > head {
+			s.mem = entry{}
+		}
+		if s.header.state == diskValid && s.header.op > head {
+			s.vouched = false
+		}
+		if above {
+			enqueue(writeClear, s.floorOp, nil)
+		}
+	}
+
+	// Record the canonical header of every op not held with its identity.
+	for i := range canonical {
+		h := &canonical[i]
+		op, id := opOf(h), h.Checksum()
+		if op == 0 || op > head {
+			panic(fmt.Sprintf("journal: Reconcile with a canonical header for op %d, head %d", op, head))
+		}
+		s := j.slotOf(op)
+		if s.mem.is(op, id) {
+			continue // held (durable, or an append in flight will make it so)
+		}
+		if s.floorOp > op {
+			panic(fmt.Sprintf("journal: Reconcile of op %d into a slot that held op %d", op, s.floorOp))
+		}
+		if s.header.holds(op, id) && s.vouched && s.prepare.state == diskEmpty && s.first == nil {
+			continue // already recorded
+		}
+		s.mem = entry{}
+		s.floorOp = op
+		enqueue(writeHeaderOnly, op, h)
+	}
+
+	if pending == 1 {
+		// Nothing to write: a sync, so that done still runs later.
+		pending++
+		j.sync(func(err error) {
+			j.ioCompleted(err)
+			finish()
+		})
+	}
+	finish()
+}
+
+// startReconcileWrite begins a clear or a header-only write: the empty
+// marker into the chunk first (unless it is there), then the header sector.
+func (j *Journal) startReconcileWrite(a *appendOp, s *slot) {
+	if s.prepare.state != diskEmpty {
+		a.step = stepPrepareWrite
+		s.prepare = diskRecord{state: diskFlux}
+		slot := a.e.op % j.cfg.SlotCount
+		var marker wire.Header
+		encodeMarker(&marker, j.cfg, markerKindPrepare, slot)
+		n := j.geo.paddedBytes(wire.HeaderSize + sealBytes)
+		if cap(j.chunkScratch) < n {
+			j.chunkScratch = make([]byte, n)
+		}
+		putRecord(j.chunkScratch[:n], marker[:])
+		j.write(j.geo.prepareSector(slot), j.chunkScratch[:n], a.onIO)
+		return
+	}
+	j.reconcileHeader(a, s)
+}
+
+// reconcileHeader writes the header sector of a clear or header-only write,
+// or settles when it already holds what the write wants.
+func (j *Journal) reconcileHeader(a *appendOp, s *slot) {
+	if j.reached(a, s) {
+		a.step = stepSettle
+		j.sync(a.onIO)
+		return
+	}
+	a.step = stepHeaderWrite
+	s.header = diskRecord{state: diskFlux}
+	s.vouched = false
+	if a.kind == writeClear {
+		var marker wire.Header
+		encodeMarker(&marker, j.cfg, markerKindHeader, a.e.op%j.cfg.SlotCount)
+		putRecord(j.headerScratch, marker[:])
+	} else {
+		putRecord(j.headerScratch, a.hdr[:])
+	}
+	j.write(j.geo.headerSector(a.e.op%j.cfg.SlotCount), j.headerScratch, a.onIO)
+}
+
+// reconcileHeaderDone records what the header sector now durably holds.
+func (j *Journal) reconcileHeaderDone(a *appendOp, s *slot) {
+	if a.kind == writeClear {
+		s.header = diskRecord{state: diskEmpty}
+	} else {
+		s.header = diskRecord{state: diskValid, op: a.e.op, id: a.e.id}
+		s.headerBytes = a.hdr
+		// Vouched unless an append of this op with another identity came
+		// in meanwhile (the caller's newer word wins).
+		s.vouched = !s.mem.held() || s.mem.is(a.e.op, a.e.id) || s.mem.op > a.e.op
+	}
+	j.finish(a, s)
+}
+
+// reached reports whether the slot's durable copies hold what write a is
+// for.
+func (j *Journal) reached(a *appendOp, s *slot) bool {
+	switch a.kind {
+	case writeClear:
+		return s.prepare.state == diskEmpty && s.header.state == diskEmpty
+	case writeHeaderOnly:
+		return s.prepare.state == diskEmpty && s.header.holds(a.e.op, a.e.id)
+	}
+	return s.prepare.holds(a.e.op, a.e.id) && s.header.holds(a.e.op, a.e.id)
+}

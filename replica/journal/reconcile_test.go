@@ -1,0 +1,129 @@
+package journal
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/iggy-vopr/vopr/replica/wire"
+)
+
+// reconcileWait runs Reconcile and the loop until its done.
+func reconcileWait(e *env, j *Journal, head uint64, canonical []wire.Header) {
+	e.t.Helper()
+	fired := 0
+	j.Reconcile(head, canonical, func() { fired++ })
+	if fired != 0 {
+		e.t.Fatal("Reconcile ran done inside the call")
+	}
+	e.drain()
+	if fired != 1 {
+		e.t.Fatalf("Reconcile's done ran %d times", fired)
+	}
+}
+
+// TestReconcile: after a view adopts a log with head 3 whose op 2 differs
+// from ours, ops 4 and 5 are durably forgotten (nackable after a restart)
+// and op 2 is known by its canonical header alone; op 1 and op 3 stay held.
+func TestReconcile(t *testing.T) {
+	cfg := testConfig()
+	e := newEnv(t, cfg, envOptions{seed: 11})
+	e.format()
+	j, _ := e.mustOpen()
+	frames := map[uint64][]byte{}
+	for op := uint64(1); op <= 5; op++ {
+		frames[op] = prepareFrame(cfg, op, 0, 100)
+		appendWait(e, j, frames[op])
+	}
+	other2 := prepareFrame(cfg, 2, 1, 300)
+	canonical := []wire.Header{*wire.HeaderOf(frames[3]), *wire.HeaderOf(other2), *wire.HeaderOf(frames[1])}
+	reconcileWait(e, j, 3, canonical)
+
+	check := func(what string, k func(uint64) Knowledge, frame func(uint64) ([]byte, bool), header func(uint64) (wire.Header, bool)) {
+		t.Helper()
+		for _, op := range []uint64{1, 3} {
+			if f, ok := frame(op); !ok || !bytes.Equal(f, frames[op]) || k(op) != Held {
+				t.Fatalf("%s: op %d not held (%s)", what, op, k(op))
+			}
+		}
+		if _, ok := frame(2); ok || k(2) != HeaderOnly {
+			t.Fatalf("%s: op 2 is %s", what, k(2))
+		}
+		if h, ok := header(2); !ok || h.Checksum() != identityOf(other2) {
+			t.Fatalf("%s: op 2's header is not the canonical one", what)
+		}
+		for _, op := range []uint64{4, 5} {
+			if _, ok := frame(op); ok || k(op) != Nackable {
+				t.Fatalf("%s: op %d is %s after being forgotten", what, op, k(op))
+			}
+		}
+	}
+	check("in memory", j.Knowledge, j.Frame, j.Header)
+	j2, r := e.mustOpen()
+	check("after a restart", r.Knowledge, j2.Frame, j2.Header)
+
+	// Repairing op 2 with the canonical body makes it held again.
+	appendWait(e, j2, other2)
+	if f, ok := j2.Frame(2); !ok || !bytes.Equal(f, other2) || !j2.Durable(2) {
+		t.Fatal("the repaired op 2 is not held")
+	}
+	j3, _ := e.mustOpen()
+	if f, ok := j3.Frame(2); !ok || !bytes.Equal(f, other2) {
+		t.Fatal("the repaired op 2 did not survive a restart")
+	}
+}
+
+// TestReconcileBehindAnAppend: a reconcile write queues behind an append in
+// flight to the same slot and lands after it.
+func TestReconcileBehindAnAppend(t *testing.T) {
+	cfg := testConfig()
+	e := newEnv(t, cfg, envOptions{seed: 12})
+	e.format()
+	j, _ := e.mustOpen()
+	appendWait(e, j, prepareFrame(cfg, 1, 0, 50))
+	fired := 0
+	j.Append(prepareFrame(cfg, 2, 0, 50), func() { fired++ })
+	reconcileWait(e, j, 1, nil)
+	if fired != 1 {
+		t.Fatal("the append's done did not run")
+	}
+	_, r := e.mustOpen()
+	if k := r.Knowledge(2); k != Nackable {
+		t.Fatalf("op 2 after reconcile to head 1: %s", k)
+	}
+}
+
+// TestReconcileCrash: a crash at any point of a reconcile (under every
+// crash mode) leaves op 1 held; once the reconcile's done has run, op 3 is
+// nackable and op 2 known by its canonical header, never held as before.
+func TestReconcileCrash(t *testing.T) {
+	cfg := testConfig()
+	for cut := 1; cut < 40; cut++ {
+		for _, mode := range crashModes {
+			e := newEnv(t, cfg, envOptions{seed: uint64(cut), crash: mode})
+			e.format()
+			j, _ := e.mustOpen()
+			for op := uint64(1); op <= 3; op++ {
+				appendWait(e, j, prepareFrame(cfg, op, 0, 80))
+			}
+			other2 := prepareFrame(cfg, 2, 1, 80)
+			fired := false
+			j.Reconcile(2, []wire.Header{*wire.HeaderOf(other2)}, func() { fired = true })
+			for i := 0; i < cut && e.loop.Step(); i++ {
+			}
+			e.crash()
+			_, r := e.mustOpen()
+			if k := r.Knowledge(1); k != Held {
+				t.Fatalf("cut %d %s: op 1 is %s", cut, mode, k)
+			}
+			if !fired {
+				continue
+			}
+			if k := r.Knowledge(2); k != HeaderOnly {
+				t.Fatalf("cut %d %s: op 2 is %s after the reconcile finished", cut, mode, k)
+			}
+			if k := r.Knowledge(3); k != Nackable {
+				t.Fatalf("cut %d %s: op 3 is %s after the reconcile finished", cut, mode, k)
+			}
+		}
+	}
+}
