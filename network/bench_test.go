@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/iggy-vopr/vopr/network"
-	"github.com/iggy-vopr/vopr/sim"
+	"github.com/iggy-vopr/vopr/sim/kernel"
 )
 
 // echoNode is a minimal endpoint for benchmarks: it echoes every frame back
@@ -19,7 +19,7 @@ type echoNode struct {
 }
 
 type echoBench struct {
-	loop   *sim.Loop
+	loop   *kernel.Loop
 	net    *network.Network
 	nodes  []*echoNode
 	frame  []byte
@@ -55,8 +55,8 @@ func (e *echoNode) Closed(c network.ConnID) { e.redial(c) }
 // newEchoBench builds replicas + clients nodes; every node dials every
 // replica other than itself, and runs until the dials complete.
 func newEchoBench(opts network.Options, replicas, clients, frameSize, window int) *echoBench {
-	b := &echoBench{loop: sim.NewLoop(), window: window}
-	b.net = network.New(b.loop, sim.NewStreams(1), opts)
+	b := &echoBench{loop: kernel.NewLoop(), window: window}
+	b.net = network.New(b.loop, kernel.NewStreams(1), opts)
 	b.frame = commitFrame(1, 0)
 	if frameSize > len(b.frame) {
 		b.frame = append(b.frame, make([]byte, frameSize-len(b.frame))...)

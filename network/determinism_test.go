@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/iggy-vopr/vopr/network"
-	"github.com/iggy-vopr/vopr/sim"
+	"github.com/iggy-vopr/vopr/sim/kernel"
 )
 
 // chatter is a workload event: every 5 ms it redials, sends on some open
@@ -58,7 +58,7 @@ func allFaults() network.Options {
 type runResult struct {
 	log    []rec
 	digest uint64
-	trace  []sim.TraceEntry
+	trace  []kernel.TraceEntry
 	stats  network.Stats
 }
 
@@ -67,7 +67,7 @@ type runResult struct {
 func runChatter(t tb, seed uint64) runResult {
 	w := newWorld(t, seed, allFaults(), 4, 2)
 	w.loop.RecordTrace(true)
-	ch := &chatter{w: w, rng: sim.NewStreams(seed).Stream("test.chatter"), replicas: 4}
+	ch := &chatter{w: w, rng: kernel.NewStreams(seed).Stream("test.chatter"), replicas: 4}
 	w.loop.At(0, ch, 0)
 	w.run(3_000 * ms)
 	w.checkFIFOCorrupt()
@@ -112,7 +112,7 @@ func TestDeterminism(t *testing.T) {
 	if t.Failed() {
 		t.FailNow()
 	}
-	if i := sim.FirstDivergence(a.trace, b.trace); i >= 0 {
+	if i := kernel.FirstDivergence(a.trace, b.trace); i >= 0 {
 		t.Fatalf("same seed diverged at event %d: %v vs %v", i, a.trace[min(i, len(a.trace)-1)], b.trace[min(i, len(b.trace)-1)])
 	}
 	if !slices.Equal(a.log, b.log) || a.digest != b.digest {

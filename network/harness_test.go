@@ -7,26 +7,26 @@ import (
 
 	"github.com/iggy-vopr/vopr/network"
 	"github.com/iggy-vopr/vopr/replica/wire"
-	"github.com/iggy-vopr/vopr/sim"
+	"github.com/iggy-vopr/vopr/sim/kernel"
 	"github.com/zeebo/xxh3"
 )
 
 // The loop and the streams of package sim are what the network runs on.
 var (
-	_ network.Scheduler = (*sim.Loop)(nil)
-	_ network.Streams   = sim.Streams{}
+	_ network.Scheduler = (*kernel.Loop)(nil)
+	_ network.Streams   = kernel.Streams{}
 )
 
-// TestSimSatisfiesInterfaces: *sim.Loop is a Scheduler and sim.Streams a
+// TestSimSatisfiesInterfaces: *kernel.Loop is a Scheduler and kernel.Streams a
 // Streams (checked at compile time above; this test names the check).
 func TestSimSatisfiesInterfaces(t *testing.T) {
-	var s network.Scheduler = sim.NewLoop()
-	var r network.Streams = sim.NewStreams(1)
+	var s network.Scheduler = kernel.NewLoop()
+	var r network.Streams = kernel.NewStreams(1)
 	if s.Now() != 0 || r.Stream("x") == nil {
 		t.Fatal("unexpected zero values")
 	}
-	if network.TickNs != sim.TickNs {
-		t.Fatalf("network tick %d ns, consensus tick %d ns", network.TickNs, sim.TickNs)
+	if network.TickNs != kernel.TickNs {
+		t.Fatalf("network tick %d ns, consensus tick %d ns", network.TickNs, kernel.TickNs)
 	}
 }
 
@@ -73,11 +73,11 @@ type tb interface {
 	Logf(format string, args ...any)
 }
 
-// world is a network on a real sim.Loop, with recording endpoints for nodes
+// world is a network on a real kernel.Loop, with recording endpoints for nodes
 // 0..replicas-1 (replicas) and replicas..replicas+clients-1 (clients).
 type world struct {
 	t      tb
-	loop   *sim.Loop
+	loop   *kernel.Loop
 	net    *network.Network
 	nodes  int
 	log    []rec
@@ -99,10 +99,10 @@ type endpoint struct {
 }
 
 func newWorld(t tb, seed uint64, opts network.Options, replicas, clients int) *world {
-	w := &world{t: t, loop: sim.NewLoop(), nodes: replicas + clients, keep: true}
+	w := &world{t: t, loop: kernel.NewLoop(), nodes: replicas + clients, keep: true}
 	w.downStamp = make([]uint64, w.nodes)
 	w.isReplica = make([]bool, w.nodes)
-	w.net = network.New(w.loop, sim.NewStreams(seed), opts)
+	w.net = network.New(w.loop, kernel.NewStreams(seed), opts)
 	for i := range w.nodes {
 		w.isReplica[i] = i < replicas
 		w.net.AddNode(network.NodeID(i), i < replicas, &endpoint{w: w, id: network.NodeID(i)})

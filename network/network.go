@@ -9,14 +9,14 @@ import (
 )
 
 // Event is the loop's event type. It is an alias of the same interface
-// literal as sim.Event, so that *sim.Loop satisfies Scheduler without this
+// literal as kernel.Event, so that *kernel.Loop satisfies Scheduler without this
 // package importing sim (sim imports network).
 type Event = interface {
 	Fire(nowNs int64, arg uint64) (kind string, node int32, hash uint64)
 }
 
 // Scheduler is the event loop as the network needs it: virtual time in
-// nanoseconds, and a way to run an event later. *sim.Loop implements it.
+// nanoseconds, and a way to run an event later. *kernel.Loop implements it.
 type Scheduler interface {
 	// Now returns the virtual time in nanoseconds.
 	Now() int64
@@ -24,7 +24,7 @@ type Scheduler interface {
 	At(atNs int64, ev Event, arg uint64)
 }
 
-// Streams hands out one seeded generator per label. sim.Streams implements
+// Streams hands out one seeded generator per label. kernel.Streams implements
 // it. The network asks once per fault site and keeps the generator, so adding
 // a site or drawing more at one never shifts the draws of another.
 type Streams interface {

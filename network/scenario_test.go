@@ -9,14 +9,14 @@ import (
 
 	"github.com/iggy-vopr/vopr/network"
 	"github.com/iggy-vopr/vopr/replica/wire"
-	"github.com/iggy-vopr/vopr/sim"
+	"github.com/iggy-vopr/vopr/sim/kernel"
 	"github.com/zeebo/xxh3"
 )
 
 // probe is a test event that calls f every TickNs, 1 ns after the
 // network's tick, so it sees the state each tick left.
 type probe struct {
-	loop *sim.Loop
+	loop *kernel.Loop
 	f    func(nowNs int64)
 }
 
@@ -748,6 +748,6 @@ func TestProgrammerErrors(t *testing.T) {
 	mustPanic("bad options", func() {
 		o := quietOptions()
 		o.ResetProbability = 2
-		network.New(sim.NewLoop(), sim.NewStreams(1), o)
+		network.New(kernel.NewLoop(), kernel.NewStreams(1), o)
 	})
 }

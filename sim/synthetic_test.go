@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"github.com/iggy-vopr/vopr/sim/kernel"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -28,8 +29,8 @@ const (
 )
 
 type synthWorld struct {
-	loop    *Loop
-	streams Streams
+	loop    *kernel.Loop
+	streams kernel.Streams
 	net     *network.Network
 	nodes   []*synthNode
 	chaos   *rand.Rand
@@ -47,7 +48,7 @@ type synthNode struct {
 	replica bool
 	up      bool
 	rng     *rand.Rand
-	ticker  *Ticker
+	ticker  *kernel.Ticker
 	dev     *storage.SimDevice
 	peer    []network.ConnID // by peer node id: the open connection, or 0
 	dialing []network.ConnID // by peer node id: a dial in flight, or 0
@@ -68,13 +69,13 @@ func synthNetworkOptions() network.Options {
 	o.PartitionStabilityMinTicks = 20
 	o.UnpartitionStabilityMinTicks = 10
 	o.ClogProbability = 0.002
-	o.ClogDurationMeanNs = 50 * TickNs
+	o.ClogDurationMeanNs = 50 * kernel.TickNs
 	o.CorruptProbability = 0.01
 	return o
 }
 
 func newSynthWorld(seed uint64) *synthWorld {
-	w := &synthWorld{loop: NewLoop(), streams: NewStreams(seed)}
+	w := &synthWorld{loop: kernel.NewLoop(), streams: kernel.NewStreams(seed)}
 	w.loop.RecordTrace(true)
 	w.chaos = w.streams.Stream("synthetic.chaos")
 	w.net = network.New(w.loop, w.streams, synthNetworkOptions())
@@ -102,7 +103,7 @@ func newSynthWorld(seed uint64) *synthWorld {
 			})
 		}
 		w.net.AddNode(n.id, n.replica, n)
-		n.ticker = NewTicker(w.loop, int32(i), n.tick)
+		n.ticker = kernel.NewTicker(w.loop, int32(i), n.tick)
 		w.nodes = append(w.nodes, n)
 	}
 	return w
@@ -174,7 +175,7 @@ func (n *synthNode) crash() {
 	clear(n.peer)
 	clear(n.dialing)
 	n.restartGen++
-	w.loop.After(int64(1+w.chaos.IntN(200))*TickNs, n, n.restartGen)
+	w.loop.After(int64(1+w.chaos.IntN(200))*kernel.TickNs, n, n.restartGen)
 }
 
 // Fire restarts a crashed node.
@@ -253,7 +254,7 @@ func TestSyntheticDeterminism(t *testing.T) {
 	const durationNs = 20_000_000_000 // 20 s of virtual time
 	a, b := newSynthWorld(1), newSynthWorld(1)
 	da, db := a.run(durationNs), b.run(durationNs)
-	if i := FirstDivergence(a.loop.Trace(), b.loop.Trace()); da != db || i != -1 {
+	if i := kernel.FirstDivergence(a.loop.Trace(), b.loop.Trace()); da != db || i != -1 {
 		t.Fatalf("seed 1 twice: digests %016x %016x, first divergence at event %d: %v vs %v",
 			da, db, i, a.loop.Trace()[i], b.loop.Trace()[i])
 	}

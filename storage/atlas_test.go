@@ -5,7 +5,7 @@ import (
 	"math/bits"
 	"testing"
 
-	"github.com/iggy-vopr/vopr/sim"
+	"github.com/iggy-vopr/vopr/sim/kernel"
 	"github.com/iggy-vopr/vopr/storage"
 	"pgregory.net/rapid"
 )
@@ -44,7 +44,7 @@ func TestAtlasBound(t *testing.T) {
 			opts.Clean = []string{fmt.Sprintf("z%d", zoneCount-1)}
 		}
 		layout := storage.NewLayout(zones...)
-		atlas := storage.NewAtlas(layout, replicas, sim.NewStreams(rapid.Uint64().Draw(rt, "seed")).Stream("atlas"), opts)
+		atlas := storage.NewAtlas(layout, replicas, kernel.NewStreams(rapid.Uint64().Draw(rt, "seed")).Stream("atlas"), opts)
 		if err := atlas.Check(); err != nil {
 			rt.Fatal(err)
 		}

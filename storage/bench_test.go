@@ -3,19 +3,19 @@ package storage_test
 import (
 	"testing"
 
-	"github.com/iggy-vopr/vopr/sim"
+	"github.com/iggy-vopr/vopr/sim/kernel"
 	"github.com/iggy-vopr/vopr/storage"
 )
 
 // benchDevice is a 1 GiB device of 4 KiB sectors (sparse: only the working
 // set is ever stored), with a fault-free atlas-less configuration, so the
 // figures are the device's own cost per byte and per I/O.
-func benchDevice() (*sim.Loop, *storage.SimDevice) {
-	loop := sim.NewLoop()
+func benchDevice() (*kernel.Loop, *storage.SimDevice) {
+	loop := kernel.NewLoop()
 	layout := storage.NewLayout(storage.Zone{Name: "data", ChunkSectors: 256, Chunks: 1024})
 	opts := quiet(layout, 4096)
 	opts.CrashTornProbability = 0.5
-	return loop, storage.NewSimDevice(loop, sim.NewStreams(1), 0, opts)
+	return loop, storage.NewSimDevice(loop, kernel.NewStreams(1), 0, opts)
 }
 
 const (
@@ -27,7 +27,7 @@ const (
 // benchRun issues b.N I/Os of benchIOBytes over the working set, keeping up
 // to benchInFlightMax in flight, with issue choosing read or write (and
 // syncing every syncEvery writes when syncEvery > 0).
-func benchRun(b *testing.B, loop *sim.Loop, dev *storage.SimDevice, write bool, syncEvery int) {
+func benchRun(b *testing.B, loop *kernel.Loop, dev *storage.SimDevice, write bool, syncEvery int) {
 	buf := make([][]byte, benchInFlightMax)
 	for i := range buf {
 		buf[i] = pattern(uint64(i), benchIOBytes)
@@ -66,7 +66,7 @@ func BenchmarkWriteSync(b *testing.B) {
 }
 
 // fill writes and syncs the working set.
-func fill(loop *sim.Loop, dev *storage.SimDevice) {
+func fill(loop *kernel.Loop, dev *storage.SimDevice) {
 	data := pattern(1, benchIOBytes)
 	for s := uint64(0); s < benchWorkingBytes/4096; s += benchIOBytes / 4096 {
 		dev.Write(s, data, func(error) {})

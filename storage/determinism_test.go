@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/iggy-vopr/vopr/sim"
+	"github.com/iggy-vopr/vopr/sim/kernel"
 	"github.com/iggy-vopr/vopr/storage"
 	"github.com/zeebo/xxh3"
 )
@@ -13,7 +13,7 @@ import (
 // workload is a loop event that, every 10µs, issues random I/O on a cluster's
 // devices and sometimes crashes one, recording every completion.
 type workload struct {
-	loop   *sim.Loop
+	loop   *kernel.Loop
 	devs   []*storage.SimDevice
 	rng    *rand.Rand
 	rounds int
@@ -59,9 +59,9 @@ func (w *workload) Fire(nowNs int64, _ uint64) (string, int32, uint64) {
 
 // runCluster runs the workload over three faulty devices and returns the
 // loop (with its trace) and the completion log.
-func runCluster(seed uint64) (*sim.Loop, []string, []storage.Stats) {
-	streams := sim.NewStreams(seed)
-	loop := sim.NewLoop()
+func runCluster(seed uint64) (*kernel.Loop, []string, []storage.Stats) {
+	streams := kernel.NewStreams(seed)
+	loop := kernel.NewLoop()
 	loop.RecordTrace(true)
 	atlas := storage.NewAtlas(journalLayout(), 3, streams.Stream("storage.atlas"), storage.AtlasOptions{
 		Linked: [][2]string{{"headers", "prepares"}},
@@ -89,7 +89,7 @@ func runCluster(seed uint64) (*sim.Loop, []string, []storage.Stats) {
 func TestDeterminism(t *testing.T) {
 	a, logA, stats := runCluster(42)
 	b, logB, _ := runCluster(42)
-	if i := sim.FirstDivergence(a.Trace(), b.Trace()); i != -1 {
+	if i := kernel.FirstDivergence(a.Trace(), b.Trace()); i != -1 {
 		t.Fatalf("one seed, two traces: first divergence at event %d", i)
 	}
 	if a.Digest() != b.Digest() {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iggy-vopr/vopr/sim"
+	"github.com/iggy-vopr/vopr/sim/kernel"
 	"github.com/iggy-vopr/vopr/storage"
 )
 
@@ -25,10 +25,10 @@ func fixed(layout *storage.Layout) storage.Options {
 // one issued after the call (not covered). A crash that loses every
 // non-durable write then shows exactly the first.
 func TestSyncCoversExactlyCompletedWrites(t *testing.T) {
-	loop := sim.NewLoop()
+	loop := kernel.NewLoop()
 	opts := fixed(flat(8, 1))
 	opts.CrashLostProbability = 1
-	dev := storage.NewSimDevice(loop, sim.NewStreams(1), 0, opts)
+	dev := storage.NewSimDevice(loop, kernel.NewStreams(1), 0, opts)
 	garbage := make([][]byte, 3)
 	for s := range garbage {
 		garbage[s], _ = readSync(t, loop, dev, uint64(s), 1)
@@ -57,10 +57,10 @@ func TestSyncCoversExactlyCompletedWrites(t *testing.T) {
 // come back, also under later unsynced overwrites of other sectors.
 func TestSyncedSurvivesCrash(t *testing.T) {
 	for _, probs := range [][2]float64{{1, 0}, {0, 0}, {0, 1}, {0.3, 0.3}} {
-		loop := sim.NewLoop()
+		loop := kernel.NewLoop()
 		opts := quiet(flat(16, 1), 512)
 		opts.CrashLostProbability, opts.CrashTornProbability = probs[0], probs[1]
-		dev := storage.NewSimDevice(loop, sim.NewStreams(7), 0, opts)
+		dev := storage.NewSimDevice(loop, kernel.NewStreams(7), 0, opts)
 		data := pattern(9, 8*512)
 		writeSync(t, loop, dev, 0, data)
 		syncSync(t, loop, dev)
@@ -83,11 +83,11 @@ func TestCrashOutcomes(t *testing.T) {
 		lost, torn float64
 	}{{"lost", 1, 0}, {"kept", 0, 0}, {"torn", 0, 1}} {
 		t.Run(tc.name, func(t *testing.T) {
-			loop := sim.NewLoop()
+			loop := kernel.NewLoop()
 			opts := quiet(flat(sectors, 1), 512)
 			opts.AtomBytes = atomBytes
 			opts.CrashLostProbability, opts.CrashTornProbability = tc.lost, tc.torn
-			dev := storage.NewSimDevice(loop, sim.NewStreams(3), 0, opts)
+			dev := storage.NewSimDevice(loop, kernel.NewStreams(3), 0, opts)
 			old := bytes.Repeat([]byte{0xAA}, sectors*512)
 			writeSync(t, loop, dev, 0, old)
 			syncSync(t, loop, dev)
@@ -129,8 +129,8 @@ func TestCrashOutcomes(t *testing.T) {
 // crash never complete, their stale events leave the digest alone, and the
 // device serves the restarted replica.
 func TestCallbacksNeverFireAfterCrash(t *testing.T) {
-	loop := sim.NewLoop()
-	dev := storage.NewSimDevice(loop, sim.NewStreams(5), 0, quiet(flat(64, 1), 512))
+	loop := kernel.NewLoop()
+	dev := storage.NewSimDevice(loop, kernel.NewStreams(5), 0, quiet(flat(64, 1), 512))
 	fired := 0
 	for i := range 60 {
 		switch i % 3 {
@@ -166,10 +166,10 @@ func TestCallbacksNeverFireAfterCrash(t *testing.T) {
 // first.
 func TestReadWhileWriteInFlight(t *testing.T) {
 	for _, readNs := range []int64{50, 150} {
-		loop := sim.NewLoop()
+		loop := kernel.NewLoop()
 		opts := fixed(flat(4, 1))
 		opts.ReadLatency = storage.Latency{MinNs: readNs}
-		dev := storage.NewSimDevice(loop, sim.NewStreams(1), 0, opts)
+		dev := storage.NewSimDevice(loop, kernel.NewStreams(1), 0, opts)
 		old, _ := readSync(t, loop, dev, 0, 1)
 		data := pattern(4, 512)
 		dev.Write(0, data, func(error) {})
@@ -189,9 +189,9 @@ func TestReadWhileWriteInFlight(t *testing.T) {
 // TestCompletionsAreEvents: done never runs inside the call, and each
 // completion is one digest event of the right kind and node.
 func TestCompletionsAreEvents(t *testing.T) {
-	loop := sim.NewLoop()
+	loop := kernel.NewLoop()
 	loop.RecordTrace(true)
-	dev := storage.NewSimDevice(loop, sim.NewStreams(1), 4, fixed(flat(4, 1)))
+	dev := storage.NewSimDevice(loop, kernel.NewStreams(1), 4, fixed(flat(4, 1)))
 	ran := false
 	dev.Write(0, make([]byte, 512), func(error) { ran = true })
 	dev.Read(1, make([]byte, 512), func(error) { ran = true })
@@ -217,8 +217,8 @@ func TestCompletionsAreEvents(t *testing.T) {
 // what a crash that loses a first write leaves.
 func TestGarbage(t *testing.T) {
 	read := func(seed uint64, node int32, sector uint64) []byte {
-		loop := sim.NewLoop()
-		dev := storage.NewSimDevice(loop, sim.NewStreams(seed), node, quiet(flat(8, 1), 512))
+		loop := kernel.NewLoop()
+		dev := storage.NewSimDevice(loop, kernel.NewStreams(seed), node, quiet(flat(8, 1), 512))
 		got, err := readSync(t, loop, dev, sector, 1)
 		if err != nil {
 			t.Fatal(err)
@@ -243,10 +243,10 @@ func TestGarbage(t *testing.T) {
 
 // TestArgumentsPanic: programmer errors panic at the call.
 func TestArgumentsPanic(t *testing.T) {
-	loop := sim.NewLoop()
+	loop := kernel.NewLoop()
 	opts := quiet(flat(8, 1), 512)
 	opts.IOsMax = 2
-	dev := storage.NewSimDevice(loop, sim.NewStreams(1), 0, opts)
+	dev := storage.NewSimDevice(loop, kernel.NewStreams(1), 0, opts)
 	nop := func(error) {}
 	for name, call := range map[string]func(){
 		"unaligned":    func() { dev.Write(0, make([]byte, 100), nop) },
@@ -273,12 +273,12 @@ func TestArgumentsPanic(t *testing.T) {
 
 // TestBigSparseDevice: a 1 TiB device costs only what is written.
 func TestBigSparseDevice(t *testing.T) {
-	loop := sim.NewLoop()
+	loop := kernel.NewLoop()
 	layout := storage.NewLayout(
 		storage.Zone{Name: "superblock", ChunkSectors: 8, Chunks: 4},
 		storage.Zone{Name: "segments", ChunkSectors: 1 << 16, Chunks: 1 << 12},
 	)
-	dev := storage.NewSimDevice(loop, sim.NewStreams(1), 0, quiet(layout, 4096))
+	dev := storage.NewSimDevice(loop, kernel.NewStreams(1), 0, quiet(layout, 4096))
 	if dev.Sectors()*4096 < 1<<40 {
 		t.Fatalf("device of %d sectors", dev.Sectors())
 	}

@@ -6,7 +6,7 @@ import (
 	"math/bits"
 	"testing"
 
-	"github.com/iggy-vopr/vopr/sim"
+	"github.com/iggy-vopr/vopr/sim/kernel"
 	"github.com/iggy-vopr/vopr/storage"
 	"pgregory.net/rapid"
 )
@@ -24,7 +24,7 @@ func journalLayout() *storage.Layout {
 
 func journalAtlas(replicas int, seed uint64) *storage.Atlas {
 	layout := journalLayout()
-	return storage.NewAtlas(layout, replicas, sim.NewStreams(seed).Stream("storage.atlas"), storage.AtlasOptions{
+	return storage.NewAtlas(layout, replicas, kernel.NewStreams(seed).Stream("storage.atlas"), storage.AtlasOptions{
 		Clean:  []string{"superblock"},
 		Linked: [][2]string{{"headers", "prepares"}},
 	})
@@ -51,18 +51,18 @@ func granted(t *testing.T, atlas *storage.Atlas, replica int32) (yes, no uint64)
 	return yes, no
 }
 
-func faultyDevice(loop *sim.Loop, atlas *storage.Atlas, replica int32, seed uint64) *storage.SimDevice {
+func faultyDevice(loop *kernel.Loop, atlas *storage.Atlas, replica int32, seed uint64) *storage.SimDevice {
 	opts := quiet(atlas.Layout(), 512)
 	opts.Atlas = atlas
 	opts.CrashTornProbability = 0.5
-	return storage.NewSimDevice(loop, sim.NewStreams(seed), replica, opts)
+	return storage.NewSimDevice(loop, kernel.NewStreams(seed), replica, opts)
 }
 
 // TestCorruptionStable: a corrupt sector reads with the same single bit
 // flipped on every retry, without error; a rewrite clears it; chunks the
 // atlas refuses this replica are never corrupted.
 func TestCorruptionStable(t *testing.T) {
-	loop := sim.NewLoop()
+	loop := kernel.NewLoop()
 	atlas := journalAtlas(3, 1)
 	dev := faultyDevice(loop, atlas, 0, 2)
 	yes, no := granted(t, atlas, 0)
@@ -102,7 +102,7 @@ func TestCorruptionStable(t *testing.T) {
 // TestLatentErrorClearsOnRewrite: a latent error fails every read of the
 // sector, also of a range containing it, until a rewrite.
 func TestLatentErrorClearsOnRewrite(t *testing.T) {
-	loop := sim.NewLoop()
+	loop := kernel.NewLoop()
 	atlas := journalAtlas(3, 1)
 	dev := faultyDevice(loop, atlas, 0, 2)
 	yes, no := granted(t, atlas, 0)
@@ -134,7 +134,7 @@ func TestLatentErrorClearsOnRewrite(t *testing.T) {
 // TestFaultsOff: new faults (of every kind) stop, old ones stay until
 // rewritten.
 func TestFaultsOff(t *testing.T) {
-	loop := sim.NewLoop()
+	loop := kernel.NewLoop()
 	atlas := journalAtlas(3, 1)
 	dev := faultyDevice(loop, atlas, 0, 2)
 	layout := atlas.Layout()
@@ -174,7 +174,7 @@ func TestFaultsOff(t *testing.T) {
 // other write lands at its target.
 func TestMisdirect(t *testing.T) {
 	for replica := range int32(5) {
-		loop := sim.NewLoop()
+		loop := kernel.NewLoop()
 		atlas := journalAtlas(5, 11)
 		layout := atlas.Layout()
 		dev := faultyDevice(loop, atlas, replica, 3)
@@ -237,7 +237,7 @@ func TestFaultsOnlyWhereGranted(t *testing.T) {
 		seed := rapid.Uint64().Draw(rt, "seed")
 		atlas := journalAtlas(replicas, seed)
 		layout := atlas.Layout()
-		loop := sim.NewLoop()
+		loop := kernel.NewLoop()
 		devs := make([]*storage.SimDevice, replicas)
 		for r := range devs {
 			devs[r] = faultyDevice(loop, atlas, int32(r), seed)

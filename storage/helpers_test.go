@@ -5,28 +5,28 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/iggy-vopr/vopr/sim"
+	"github.com/iggy-vopr/vopr/sim/kernel"
 	"github.com/iggy-vopr/vopr/storage"
 )
 
 // Compile-time: the loop and the streams of sim satisfy what storage
 // declares, and the simulated device is a Device.
 var (
-	_ storage.Scheduler = (*sim.Loop)(nil)
-	_ storage.Streams   = sim.Streams{}
+	_ storage.Scheduler = (*kernel.Loop)(nil)
+	_ storage.Streams   = kernel.Streams{}
 	_ storage.Device    = (*storage.SimDevice)(nil)
 )
 
 // TestInterfaces checks the same at run time, through interface values, so a
-// change to sim.Event's literal shows up as a test failure too.
+// change to kernel.Event's literal shows up as a test failure too.
 func TestInterfaces(t *testing.T) {
-	var sched any = sim.NewLoop()
+	var sched any = kernel.NewLoop()
 	if _, ok := sched.(storage.Scheduler); !ok {
-		t.Fatal("*sim.Loop does not satisfy storage.Scheduler")
+		t.Fatal("*kernel.Loop does not satisfy storage.Scheduler")
 	}
-	var streams any = sim.NewStreams(1)
+	var streams any = kernel.NewStreams(1)
 	if _, ok := streams.(storage.Streams); !ok {
-		t.Fatal("sim.Streams does not satisfy storage.Streams")
+		t.Fatal("kernel.Streams does not satisfy storage.Streams")
 	}
 }
 
@@ -47,7 +47,7 @@ func flat(sectors, chunkSectors uint64) *storage.Layout {
 	return storage.NewLayout(storage.Zone{Name: "data", ChunkSectors: chunkSectors, Chunks: sectors / chunkSectors})
 }
 
-func drain(loop *sim.Loop) {
+func drain(loop *kernel.Loop) {
 	for loop.Step() {
 	}
 }
@@ -71,7 +71,7 @@ type tb interface {
 
 // readSync issues a read and runs the loop until it completes, failing the
 // test if other events keep it from completing.
-func readSync(t tb, loop *sim.Loop, dev storage.Device, sector uint64, count int) ([]byte, error) {
+func readSync(t tb, loop *kernel.Loop, dev storage.Device, sector uint64, count int) ([]byte, error) {
 	t.Helper()
 	buf := make([]byte, count*dev.SectorSize())
 	var err error
@@ -86,7 +86,7 @@ func readSync(t tb, loop *sim.Loop, dev storage.Device, sector uint64, count int
 }
 
 // writeSync writes and runs the loop until the write completes.
-func writeSync(t tb, loop *sim.Loop, dev storage.Device, sector uint64, data []byte) {
+func writeSync(t tb, loop *kernel.Loop, dev storage.Device, sector uint64, data []byte) {
 	t.Helper()
 	fired := false
 	dev.Write(sector, data, func(e error) {
@@ -103,7 +103,7 @@ func writeSync(t tb, loop *sim.Loop, dev storage.Device, sector uint64, data []b
 }
 
 // syncSync syncs and runs the loop until the sync completes.
-func syncSync(t tb, loop *sim.Loop, dev storage.Device) {
+func syncSync(t tb, loop *kernel.Loop, dev storage.Device) {
 	t.Helper()
 	fired := false
 	dev.Sync(func(error) { fired = true })

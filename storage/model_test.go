@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/iggy-vopr/vopr/sim"
+	"github.com/iggy-vopr/vopr/sim/kernel"
 	"github.com/iggy-vopr/vopr/storage"
 	"pgregory.net/rapid"
 )
@@ -76,11 +76,11 @@ func TestDurabilityModel(t *testing.T) {
 		seed := rapid.Uint64().Draw(rt, "seed")
 		lost := rapid.Float64Range(0, 1).Draw(rt, "lost")
 		torn := rapid.Float64Range(0, 1-lost).Draw(rt, "torn")
-		loop := sim.NewLoop()
+		loop := kernel.NewLoop()
 		opts := quiet(flat(sectors, 4), sectorSize)
 		opts.AtomBytes = atomBytes
 		opts.CrashLostProbability, opts.CrashTornProbability = lost, torn
-		dev := storage.NewSimDevice(loop, sim.NewStreams(seed), 0, opts)
+		dev := storage.NewSimDevice(loop, kernel.NewStreams(seed), 0, opts)
 
 		m := &model{sectorSize: sectorSize, inflight: map[int]modelInflight{}}
 		m.durable = make([][]byte, sectors)

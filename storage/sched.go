@@ -3,7 +3,7 @@ package storage
 import "math/rand/v2"
 
 // Event is the event loop's event type. It is an alias of the same interface
-// literal as sim.Event, so that *sim.Loop satisfies Scheduler without storage
+// literal as kernel.Event, so that *kernel.Loop satisfies Scheduler without storage
 // importing sim. Fire runs the event at virtual time nowNs; arg tells the
 // object which of its firings this is. It reports what happened for the run
 // digest: a static kind label, the node, and a hash of the content; an empty
@@ -20,7 +20,7 @@ type Scheduler interface {
 	At(atNs int64, ev Event, arg uint64)
 }
 
-// Streams hands out one independent seeded generator per label (sim.Streams
+// Streams hands out one independent seeded generator per label (kernel.Streams
 // implements it). The device asks for one stream per fault site, once, at
 // creation, so that adding a site or drawing more at one never shifts the
 // draws of another.

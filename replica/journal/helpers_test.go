@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/iggy-vopr/vopr/replica/wire"
-	"github.com/iggy-vopr/vopr/sim"
+	"github.com/iggy-vopr/vopr/sim/kernel"
 	"github.com/iggy-vopr/vopr/storage"
 )
 
@@ -59,7 +59,7 @@ type envOptions struct {
 // env is one replica's device on a loop.
 type env struct {
 	t    tb
-	loop *sim.Loop
+	loop *kernel.Loop
 	dev  *storage.SimDevice
 	cfg  Config
 	geo  geometry
@@ -67,7 +67,7 @@ type env struct {
 
 func newEnv(t tb, cfg Config, o envOptions) *env {
 	t.Helper()
-	loop := sim.NewLoop()
+	loop := kernel.NewLoop()
 	opts := storage.Options{
 		SectorSize:   cfg.SectorSize,
 		Layout:       Layout(cfg),
@@ -90,7 +90,7 @@ func newEnv(t tb, cfg Config, o envOptions) *env {
 	case crashMixed:
 		opts.CrashLostProbability, opts.CrashTornProbability = 0.3, 0.4
 	}
-	dev := storage.NewSimDevice(loop, sim.NewStreams(o.seed), int32(cfg.Replica), opts)
+	dev := storage.NewSimDevice(loop, kernel.NewStreams(o.seed), int32(cfg.Replica), opts)
 	return &env{t: t, loop: loop, dev: dev, cfg: cfg, geo: newGeometry(cfg)}
 }
 

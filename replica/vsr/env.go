@@ -39,6 +39,11 @@ type Journal interface {
 	Append(frame []byte, done func())
 	// Frame returns the journaled prepare for op, if it holds that op.
 	Frame(op uint64) ([]byte, bool)
+	// Durable reports whether the journal holds op durably and recorded as
+	// possibly acknowledged: what an Append's done promises. A prepare found
+	// at recovery but never recorded as acknowledged is held, not durable:
+	// Append it again to record it before acknowledging it.
+	Durable(op uint64) bool
 	// Header returns the header of op when the journal knows it (held, or
 	// header only).
 	Header(op uint64) (wire.Header, bool)

@@ -326,6 +326,12 @@ func (j *durableJournal) Append(frame []byte, done func()) {
 
 func (j *durableJournal) Frame(op uint64) ([]byte, bool) { f, ok := j.frames[op]; return f, ok }
 
+func (j *durableJournal) Durable(op uint64) bool {
+	f, ok := j.frames[op]
+	d, durable := j.durable[op]
+	return ok && durable && &f[0] == &d[0]
+}
+
 func (j *durableJournal) Header(op uint64) (wire.Header, bool) {
 	if f, ok := j.frames[op]; ok {
 		return *wire.HeaderOf(f), true

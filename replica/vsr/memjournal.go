@@ -12,10 +12,11 @@ import (
 // run the function as a later step of the caller's loop, never inside the
 // call; the loop is what makes a MemJournal deterministic.
 type MemJournal struct {
-	later  func(func())
-	frames map[uint64][]byte // only looked up, never iterated
-	head   uint64
-	state  wire.VsrState
+	later   func(func())
+	frames  map[uint64][]byte // only looked up, never iterated
+	durable map[uint64]bool   // ops whose latest append's done has run
+	head    uint64
+	state   wire.VsrState
 }
 
 // NewMemJournal returns an empty journal whose completions run through later.
@@ -23,7 +24,7 @@ func NewMemJournal(later func(func())) *MemJournal {
 	if later == nil {
 		panic("vsr: MemJournal needs a way to defer completions")
 	}
-	return &MemJournal{later: later, frames: make(map[uint64][]byte)}
+	return &MemJournal{later: later, frames: make(map[uint64][]byte), durable: make(map[uint64]bool)}
 }
 
 // Append stores a copy of frame.
@@ -33,9 +34,22 @@ func (j *MemJournal) Append(frame []byte, done func()) {
 		panic(fmt.Sprintf("vsr: journaling a %v", h.Command()))
 	}
 	op := u64op(h)
-	j.frames[op] = append([]byte(nil), frame...)
+	f := append([]byte(nil), frame...)
+	j.frames[op] = f
+	j.durable[op] = false
 	j.head = max(j.head, op)
-	j.later(done)
+	j.later(func() {
+		if g, ok := j.frames[op]; ok && &g[0] == &f[0] {
+			j.durable[op] = true
+		}
+		done()
+	})
+}
+
+// Durable reports whether op's latest append has completed.
+func (j *MemJournal) Durable(op uint64) bool {
+	_, held := j.frames[op]
+	return held && j.durable[op]
 }
 
 // Frame returns the frame of op.
@@ -65,6 +79,7 @@ func (j *MemJournal) Knowledge(op uint64) Knowledge {
 func (j *MemJournal) Truncate(afterOp uint64) {
 	for op := afterOp + 1; op <= j.head; op++ {
 		delete(j.frames, op)
+		delete(j.durable, op)
 	}
 	j.head = min(j.head, afterOp)
 }
@@ -77,6 +92,7 @@ func (j *MemJournal) Reconcile(head uint64, canonical []wire.Header, done func()
 		op := u64op(&canonical[i])
 		if f, ok := j.frames[op]; ok && wire.HeaderOf(f).Checksum() != canonical[i].Checksum() {
 			delete(j.frames, op)
+			delete(j.durable, op)
 		}
 	}
 	j.later(done)

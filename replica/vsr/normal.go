@@ -488,12 +488,21 @@ func (g *Group) adoptOwnLog(head uint64) {
 	g.commitJournal()
 }
 
-// durableCanonical reports whether the journal holds op durably with its
-// canonical identity.
+// durableCanonical reports whether the journal holds op durably, recorded
+// as possibly acknowledged, with its canonical identity. A canonical frame
+// the journal holds but has not recorded (found at recovery, never
+// acknowledged) is appended again, which records it; the acknowledgement
+// waits for that.
 func (g *Group) durableCanonical(op uint64) bool {
 	if !g.holdsCanonical(op) {
 		return false
 	}
-	_, inFlight := g.appending[op]
-	return !inFlight
+	if g.deps.Journal.Durable(op) {
+		return true
+	}
+	if _, inFlight := g.appending[op]; !inFlight {
+		f, _ := g.deps.Journal.Frame(op)
+		g.journalAppend(f)
+	}
+	return false
 }

@@ -1,4 +1,4 @@
-package sim
+package kernel
 
 import (
 	"encoding/binary"
@@ -76,10 +76,10 @@ func (l *Loop) Pending() int { return len(l.queue) }
 // one time fire in the order they were scheduled.
 func (l *Loop) At(atNs int64, ev Event, arg uint64) {
 	if atNs < l.nowNs {
-		panic(fmt.Sprintf("sim: event scheduled at %dns, before now %dns", atNs, l.nowNs))
+		panic(fmt.Sprintf("kernel: event scheduled at %dns, before now %dns", atNs, l.nowNs))
 	}
 	if ev == nil {
-		panic("sim: nil event")
+		panic("kernel: nil event")
 	}
 	l.seq++
 	l.queue = append(l.queue, scheduled{atNs: atNs, seq: l.seq, ev: ev, arg: arg})
@@ -89,7 +89,7 @@ func (l *Loop) At(atNs int64, ev Event, arg uint64) {
 // After schedules ev to fire delayNs (>= 0) from now.
 func (l *Loop) After(delayNs int64, ev Event, arg uint64) {
 	if delayNs < 0 {
-		panic(fmt.Sprintf("sim: negative delay %dns", delayNs))
+		panic(fmt.Sprintf("kernel: negative delay %dns", delayNs))
 	}
 	l.At(l.nowNs+delayNs, ev, arg)
 }
@@ -118,7 +118,7 @@ func (l *Loop) Step() bool {
 		l.down(0)
 	}
 	if next.atNs < l.nowNs {
-		panic("sim: event queue went back in time")
+		panic("kernel: event queue went back in time")
 	}
 	l.nowNs = next.atNs
 	kind, node, hash := next.ev.Fire(l.nowNs, next.arg)
@@ -134,7 +134,7 @@ func (l *Loop) Step() bool {
 // if the bound stopped it first.
 func (l *Loop) RunUntil(limitNs int64, eventsMax uint64) bool {
 	if limitNs < l.nowNs {
-		panic(fmt.Sprintf("sim: RunUntil %dns, before now %dns", limitNs, l.nowNs))
+		panic(fmt.Sprintf("kernel: RunUntil %dns, before now %dns", limitNs, l.nowNs))
 	}
 	for fired := uint64(0); len(l.queue) > 0 && l.queue[0].atNs <= limitNs; fired++ {
 		if eventsMax != 0 && fired == eventsMax {

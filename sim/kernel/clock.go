@@ -1,4 +1,4 @@
-package sim
+package kernel
 
 import (
 	"fmt"
@@ -29,7 +29,7 @@ const driftPPBMax = 1_000_000
 // NewClock returns a clock with the given realtime offset and drift.
 func NewClock(offsetNs, driftPPB int64) Clock {
 	if driftPPB < -driftPPBMax || driftPPB > driftPPBMax {
-		panic(fmt.Sprintf("sim: clock drift %d ppb outside ±%d", driftPPB, driftPPBMax))
+		panic(fmt.Sprintf("kernel: clock drift %d ppb outside ±%d", driftPPB, driftPPBMax))
 	}
 	return Clock{offsetNs: offsetNs, driftPPB: driftPPB}
 }
@@ -39,7 +39,7 @@ func NewClock(offsetNs, driftPPB int64) Clock {
 // stream, so that every seed brings its own skew.
 func DrawClock(rng *rand.Rand, offsetMaxNs, driftMaxPPB int64) Clock {
 	if offsetMaxNs < 0 || driftMaxPPB < 0 {
-		panic("sim: negative clock bounds")
+		panic("kernel: negative clock bounds")
 	}
 	offset := rng.Int64N(2*offsetMaxNs+1) - offsetMaxNs
 	drift := rng.Int64N(2*driftMaxPPB+1) - driftMaxPPB

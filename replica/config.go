@@ -1,0 +1,127 @@
+package replica
+
+import (
+	"fmt"
+
+	"github.com/iggy-vopr/vopr/replica/bus"
+	"github.com/iggy-vopr/vopr/replica/journal"
+	"github.com/iggy-vopr/vopr/replica/vsr"
+	"github.com/iggy-vopr/vopr/replica/wire"
+)
+
+// Config is one replica's configuration.
+type Config struct {
+	ClusterName  string
+	Replica      uint8
+	ReplicaCount uint8
+
+	// Auth enables the authenticated replica handshake; Secret and
+	// PreviousSecret are cluster.auth's shared secrets.
+	Auth           bool
+	Secret         []byte
+	PreviousSecret []byte
+
+	Profile Profile
+}
+
+// Profile holds the sizes and timeouts that differ between the simulator
+// and production.
+type Profile struct {
+	PipelineMax        int    // prepare queue depth
+	RequestQueueMax    int    // requests waiting for a pipeline slot
+	RepairChunkMax     int    // prepares served per RequestPrepares
+	PeerQueueFramesMax int    // message_bus.peer_queue_capacity
+	ClientTableMax     int    // client table slots
+	JournalSlots       uint64 // metadata journal ring
+	FrameSizeMax       uint32 // message_bus.max_message_size, and the largest prepare journaled
+	SectorSize         int    // the device's sector size
+	Timeouts           vsr.Timeouts
+}
+
+// SimulationProfile is the small profile the simulator runs: short queues
+// and a small client table so every run fills them (issue 4's profile),
+// and a journal large enough that a run does not wrap it until checkpoints
+// exist.
+func SimulationProfile() Profile {
+	return Profile{
+		PipelineMax:        4,
+		RequestQueueMax:    8,
+		RepairChunkMax:     8,
+		PeerQueueFramesMax: 32,
+		ClientTableMax:     8,
+		JournalSlots:       4096,
+		FrameSizeMax:       128 << 10,
+		SectorSize:         512,
+		Timeouts:           vsr.DefaultTimeouts(),
+	}
+}
+
+// ProductionProfile is Iggy's defaults (wire.md 11, consensus.md 5).
+func ProductionProfile() Profile {
+	return Profile{
+		PipelineMax:        32,
+		RequestQueueMax:    64,
+		RepairChunkMax:     128,
+		PeerQueueFramesMax: 256,
+		ClientTableMax:     8192,
+		JournalSlots:       1024,
+		FrameSizeMax:       wire.MaxFrameSizeDefault,
+		SectorSize:         4096,
+		Timeouts:           vsr.DefaultTimeouts(),
+	}
+}
+
+func (c *Config) check() {
+	p := c.Profile
+	switch {
+	case c.ReplicaCount < 1 || c.ReplicaCount > bus.ReplicasMax:
+		panic(fmt.Sprintf("replica: %d replicas", c.ReplicaCount))
+	case c.Replica >= c.ReplicaCount:
+		panic(fmt.Sprintf("replica: id %d of %d", c.Replica, c.ReplicaCount))
+	case p.RepairChunkMax >= p.PeerQueueFramesMax:
+		panic("replica: the repair chunk must stay below the peer queue (a burst would be dropped)")
+	case p.ClientTableMax < 1:
+		panic("replica: empty client table")
+	}
+}
+
+// Cluster returns the cluster id.
+func (c *Config) Cluster() wire.U128 { return wire.ClusterID(c.ClusterName) }
+
+// JournalConfig is the journal's configuration for this replica.
+func (c *Config) JournalConfig() journal.Config {
+	p := c.Profile
+	appends := 2*p.PipelineMax + 2*p.RepairChunkMax + 2*wire.SuffixEntriesMax
+	return journal.Config{
+		SectorSize:     p.SectorSize,
+		SlotCount:      p.JournalSlots,
+		FrameSizeMax:   int(p.FrameSizeMax),
+		AppendsMax:     appends,
+		IOsMax:         appends + 1,
+		StateWritesMax: 64,
+		Cluster:        c.Cluster(),
+		Replica:        c.Replica,
+		ReplicaCount:   c.ReplicaCount,
+	}
+}
+
+// DeviceIOsMax is how many I/Os the device under this replica must accept
+// at once.
+func (c *Config) DeviceIOsMax() int { return c.JournalConfig().IOsMax + 16 }
+
+func (c *Config) vsrConfig() vsr.Config {
+	p := c.Profile
+	return vsr.Config{
+		Cluster: c.Cluster(), Group: wire.MetadataGroup, Replica: c.Replica, ReplicaCount: c.ReplicaCount,
+		PipelineMax: p.PipelineMax, RequestQueueMax: p.RequestQueueMax, RepairChunkMax: p.RepairChunkMax,
+		JournalSlots: p.JournalSlots, Timeouts: p.Timeouts,
+	}
+}
+
+func (c *Config) busConfig() bus.Config {
+	b := bus.DefaultConfig(c.Cluster(), c.Replica, c.ReplicaCount)
+	b.Auth, b.Secret, b.PreviousSecret = c.Auth, c.Secret, c.PreviousSecret
+	b.PeerQueueFramesMax = c.Profile.PeerQueueFramesMax
+	b.FrameSizeMax = c.Profile.FrameSizeMax
+	return b
+}

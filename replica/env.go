@@ -1,0 +1,72 @@
+package replica
+
+import (
+	"math/rand/v2"
+
+	"github.com/iggy-vopr/vopr/replica/bus"
+	"github.com/iggy-vopr/vopr/replica/vsr"
+	"github.com/iggy-vopr/vopr/replica/wire"
+	"github.com/iggy-vopr/vopr/storage"
+)
+
+// ConnID names a client connection on the client port.
+type ConnID uint64
+
+// ClientTransport carries frames back to clients on the connection their
+// request arrived on.
+type ClientTransport interface {
+	Send(c ConnID, frame []byte) bool
+	Close(c ConnID)
+}
+
+// Sink receives the replica's events: its consensus group's (vsr.Event)
+// and the client port's.
+type Sink interface {
+	Event(e Event)
+}
+
+// EventKind says what an Event reports.
+type EventKind uint8
+
+const (
+	// EventGroup wraps an event of a consensus group.
+	EventGroup EventKind = iota + 1
+	// EventReply: a committed op's reply was built (on every replica, at
+	// commit); Frame is the Reply frame, Sent whether this replica sent it.
+	EventReply
+	// EventReplay: a cached reply was resent to a retrying client.
+	EventReplay
+	// EventEviction: an Eviction was sent to Client.
+	EventEviction
+	// EventDeny: a request was refused before consensus with Status.
+	EventDeny
+	// EventProbe: a rare path of the replica (outside its groups).
+	EventProbe
+)
+
+// Event is one thing a replica reports.
+type Event struct {
+	Kind    EventKind
+	Replica uint8
+	Group   vsr.Event // EventGroup
+	Client  wire.U128
+	Request uint64
+	Op      uint64
+	Frame   []byte // EventReply, EventReplay: the Reply frame
+	Sent    bool
+	Reason  wire.EvictionReason
+	Status  uint32
+	Probe   string
+}
+
+// Env is everything a replica needs from the world.
+type Env struct {
+	Peers   bus.Transport
+	Clients ClientTransport
+	Device  storage.Device
+	Sink    Sink
+	// Rand is the replica's own seeded stream: timeout jitter, nonces.
+	Rand *rand.Rand
+	// RealtimeUs reads the replica's realtime clock (µs since the epoch).
+	RealtimeUs func() uint64
+}

@@ -1,0 +1,191 @@
+package replica
+
+import (
+	"fmt"
+
+	"github.com/iggy-vopr/vopr/replica/bus"
+	"github.com/iggy-vopr/vopr/replica/clients"
+	"github.com/iggy-vopr/vopr/replica/journal"
+	"github.com/iggy-vopr/vopr/replica/metadata"
+	"github.com/iggy-vopr/vopr/replica/vsr"
+	"github.com/iggy-vopr/vopr/replica/wire"
+	"github.com/iggy-vopr/vopr/storage"
+)
+
+// Replica is one replica process.
+type Replica struct {
+	cfg Config
+	env Env
+
+	bus      *bus.Bus
+	journal  *journal.Journal
+	metadata *vsr.Group
+
+	table *clients.Table
+	state *metadata.State
+	alloc *metadata.GroupAllocator
+
+	// conns maps a client to the connection its latest request came on, so
+	// that the reply of its op goes back there. Only looked up, never iterated.
+	conns map[wire.U128]ConnID
+	// byConn is the reverse, for forgetting a closed connection.
+	byConn map[ConnID]wire.U128
+}
+
+// Format writes a fresh replica's durable state onto dev (the journal's
+// empty slots and superblock), as `tigerbeetle format` does when a cluster
+// is created, then runs done.
+func Format(cfg Config, dev storage.Device, done func(error)) {
+	cfg.check()
+	journal.Format(dev, cfg.JournalConfig(), done)
+}
+
+// Open recovers a replica from its device and runs done with it. fresh says
+// the device was just formatted and the cluster is starting: the replica
+// starts Normal in view 0 instead of probing for the current view.
+func Open(cfg Config, env Env, fresh bool, done func(*Replica, error)) {
+	cfg.check()
+	if env.Peers == nil || env.Clients == nil || env.Device == nil || env.Sink == nil || env.Rand == nil || env.RealtimeUs == nil {
+		panic("replica: missing dependency")
+	}
+	jcfg := cfg.JournalConfig()
+	journal.Open(env.Device, jcfg, func(j *journal.Journal, rec *journal.Recovery, err error) {
+		if err != nil {
+			done(nil, fmt.Errorf("replica %d: opening the journal: %w", cfg.Replica, err))
+			return
+		}
+		r := &Replica{
+			cfg:     cfg,
+			env:     env,
+			journal: j,
+			table:   clients.New(cfg.Profile.ClientTableMax),
+			state:   metadata.NewState(),
+			conns:   make(map[wire.U128]ConnID),
+			byConn:  make(map[ConnID]wire.U128),
+		}
+		r.alloc = metadata.NewGroupAllocator(r.state.HighestGroupID())
+		r.bus = bus.New(cfg.busConfig(), env.Peers, env.Rand, r)
+		mj := &metadataJournal{j: j, alloc: r.alloc}
+		for op := uint64(1); op <= rec.HeadOp; op++ {
+			if f, ok := j.Frame(op); ok {
+				mj.observe(f)
+			}
+		}
+		r.metadata = vsr.New(cfg.vsrConfig(), vsr.Deps{
+			Out:        r,
+			Journal:    mj,
+			Machine:    r,
+			Sink:       groupSink{r},
+			Rand:       env.Rand,
+			RealtimeUs: env.RealtimeUs,
+		}, vsr.Recovered{State: rec.State, Head: recoveredHead(rec, cfg.Profile.JournalSlots), Fresh: fresh})
+		done(r, nil)
+	})
+}
+
+// Config returns the replica's configuration.
+func (r *Replica) Config() Config { return r.cfg }
+
+// Metadata returns the metadata plane's consensus group (for inspection).
+func (r *Replica) Metadata() *vsr.Group { return r.metadata }
+
+// State returns the metadata state machine (for inspection).
+func (r *Replica) State() *metadata.State { return r.state }
+
+// Clients returns the client table (for inspection).
+func (r *Replica) Clients() *clients.Table { return r.table }
+
+// Bus returns the message bus (for inspection).
+func (r *Replica) Bus() *bus.Bus { return r.bus }
+
+// Tick advances the replica by one tick (10 ms).
+func (r *Replica) Tick() {
+	r.bus.Tick()
+	r.metadata.Tick()
+}
+
+// Peer connection events, from the replica port's transport.
+
+// PeerConnected: a dial of ours completed.
+func (r *Replica) PeerConnected(c bus.ConnID) { r.bus.Connected(c) }
+
+// PeerDialFailed: a dial of ours was refused.
+func (r *Replica) PeerDialFailed(c bus.ConnID) { r.bus.DialFailed(c) }
+
+// PeerAccepted: an inbound connection on the replica port.
+func (r *Replica) PeerAccepted(c bus.ConnID) { r.bus.Accepted(c) }
+
+// PeerReceived: a frame on a replica-port connection.
+func (r *Replica) PeerReceived(c bus.ConnID, frame []byte) { r.bus.Received(c, frame) }
+
+// PeerClosed: a replica-port connection is gone.
+func (r *Replica) PeerClosed(c bus.ConnID) { r.bus.Closed(c) }
+
+// Deliver implements bus.Handler: a consensus frame from an established
+// peer, routed by group.
+func (r *Replica) Deliver(peer uint8, frame []byte) {
+	if group, ok := groupOf(frame); ok && group != wire.MetadataGroup {
+		r.probe("frame for a partition group dropped (no partition planes yet)")
+		return
+	}
+	r.metadata.Receive(peer, frame)
+}
+
+// Send implements vsr.Outbox over the bus.
+func (r *Replica) Send(to uint8, frame []byte) { r.bus.Send(to, frame) }
+
+// groupOf reads the group a consensus frame is addressed to; frames without
+// one (session forwarding) belong to the metadata plane.
+func groupOf(frame []byte) (uint64, bool) {
+	h := wire.HeaderOf(frame)
+	switch h.Command() {
+	case wire.CommandPrepare, wire.CommandRepairPrepare:
+		var x wire.PrepareHeader
+		x.Decode(h)
+		return x.Group, true
+	case wire.CommandPrepareOk:
+		var x wire.PrepareOkHeader
+		x.Decode(h)
+		return x.Group, true
+	case wire.CommandCommit:
+		var x wire.CommitHeader
+		x.Decode(h)
+		return x.Group, true
+	case wire.CommandStartViewChange:
+		var x wire.StartViewChangeHeader
+		x.Decode(h)
+		return x.Group, true
+	case wire.CommandDoViewChange:
+		var x wire.DoViewChangeHeader
+		x.Decode(h)
+		return x.Group, true
+	case wire.CommandStartView:
+		var x wire.StartViewHeader
+		x.Decode(h)
+		return x.Group, true
+	case wire.CommandRequestStartView:
+		var x wire.RequestStartViewHeader
+		x.Decode(h)
+		return x.Group, true
+	case wire.CommandRequestPrepares:
+		var x wire.RequestPreparesHeader
+		x.Decode(h)
+		return x.Group, true
+	case wire.CommandRepairDone, wire.CommandRangeEvicted:
+		var x wire.RepairRangeHeader
+		x.Decode(h)
+		return x.Group, true
+	}
+	return 0, false
+}
+
+// groupSink forwards the group's events.
+type groupSink struct{ r *Replica }
+
+func (s groupSink) Event(e vsr.Event) {
+	s.r.env.Sink.Event(Event{Kind: EventGroup, Replica: s.r.cfg.Replica, Group: e})
+}
+
+func (r *Replica) probe(name string) {
+	r.env.Sink.Event(Event{Kind: EventProbe, Replica: r.cfg.Replica, Probe: name})
+}

@@ -1,0 +1,364 @@
+package sim
+
+import (
+	"fmt"
+	"github.com/iggy-vopr/vopr/sim/kernel"
+
+	"github.com/iggy-vopr/vopr/network"
+	"github.com/iggy-vopr/vopr/replica"
+	"github.com/iggy-vopr/vopr/replica/bus"
+	"github.com/iggy-vopr/vopr/replica/journal"
+	"github.com/iggy-vopr/vopr/replica/vsr"
+	"github.com/iggy-vopr/vopr/storage"
+)
+
+// ClusterOptions describes a cluster of real replicas on the substrate.
+type ClusterOptions struct {
+	Seed     uint64
+	Replicas int
+	Clients  int
+	Profile  replica.Profile
+	Network  network.Options
+	// Storage is the device template: latencies and fault rates (Layout,
+	// Atlas, SectorSize and IOsMax are set by the cluster).
+	Storage storage.Options
+	// Auth turns the authenticated replica handshake on.
+	Auth bool
+	// ClockOffsetMaxNs and ClockDriftMaxPPB bound each node's drawn clock.
+	ClockOffsetMaxNs, ClockDriftMaxPPB int64
+}
+
+// DefaultClusterOptions is a fault-free cluster with the simulation profile.
+func DefaultClusterOptions(seed uint64, replicas, clientCount int) ClusterOptions {
+	return ClusterOptions{
+		Seed:     seed,
+		Replicas: replicas,
+		Clients:  clientCount,
+		Profile:  replica.SimulationProfile(),
+		Network:  network.DefaultOptions(),
+		Storage: storage.Options{
+			ReadLatency:  storage.Latency{MinNs: 20_000, MeanNs: 50_000},
+			WriteLatency: storage.Latency{MinNs: 20_000, MeanNs: 100_000},
+			SyncLatency:  storage.Latency{MinNs: 100_000, MeanNs: 500_000},
+		},
+		ClockOffsetMaxNs: 2_000_000_000,
+		ClockDriftMaxPPB: 100_000,
+	}
+}
+
+// Cluster is a whole simulated cluster: replicas with their devices, clients,
+// the network, and a checker listening to every replica.
+type Cluster struct {
+	Options ClusterOptions
+	Loop    *kernel.Loop
+	Streams kernel.Streams
+	Net     *network.Network
+	Layout  *storage.Layout
+	Atlas   *storage.Atlas
+
+	Replicas []*ReplicaNode
+	Clients  []*Client
+	Checker  *AgreementChecker
+	// Probes counts every named probe that fired, by name.
+	Probes map[string]int
+	// OnEvent, when set, sees every replica event after the checker.
+	OnEvent func(replica.Event)
+}
+
+// NewCluster builds and formats a cluster; its replicas boot on the loop
+// (RunUntil the first ticks to let them come up).
+func NewCluster(o ClusterOptions) *Cluster {
+	if o.Replicas < 1 || o.Replicas > bus.ReplicasMax {
+		panic(fmt.Sprintf("sim: %d replicas", o.Replicas))
+	}
+	c := &Cluster{Options: o, Loop: kernel.NewLoop(), Streams: kernel.NewStreams(o.Seed), Probes: map[string]int{}}
+	c.Net = network.New(c.Loop, c.Streams, o.Network)
+	cfg0 := c.replicaConfig(0)
+	c.Layout = journal.Layout(cfg0.JournalConfig())
+	c.Atlas = storage.NewAtlas(c.Layout, o.Replicas, c.Streams.Stream("storage.atlas"),
+		storage.AtlasOptions{Clean: []string{journal.ZoneSuperblock}, Linked: [][2]string{{journal.ZoneHeaders, journal.ZonePrepares}}})
+	c.Checker = NewAgreementChecker(o.Replicas)
+	for i := range o.Replicas {
+		n := &ReplicaNode{c: c, id: uint8(i), conns: map[network.ConnID]connKind{}}
+		n.clock = kernel.DrawClock(c.Streams.Stream(fmt.Sprintf("clock.%d", i)), o.ClockOffsetMaxNs, o.ClockDriftMaxPPB)
+		dopts := o.Storage
+		dopts.SectorSize = cfg0.Profile.SectorSize
+		dopts.Layout = c.Layout
+		dopts.Atlas = c.Atlas
+		dopts.IOsMax = cfg0.DeviceIOsMax()
+		n.dev = storage.NewSimDevice(c.Loop, c.Streams, int32(i), dopts)
+		c.Net.AddNode(network.NodeID(i), true, n)
+		c.Net.SetUp(network.NodeID(i), false)
+		c.Replicas = append(c.Replicas, n)
+	}
+	for i := range o.Clients {
+		c.Clients = append(c.Clients, newClient(c, network.NodeID(o.Replicas+i), i))
+	}
+	for _, n := range c.Replicas {
+		n.format()
+	}
+	return c
+}
+
+func (c *Cluster) replicaConfig(id uint8) replica.Config {
+	return replica.Config{
+		ClusterName: "vopr", Replica: id, ReplicaCount: uint8(c.Options.Replicas),
+		Auth: c.Options.Auth, Secret: []byte("vopr-simulated-cluster-secret-of-32+"),
+		Profile: c.Options.Profile,
+	}
+}
+
+// event receives every replica event: the checker first, then probes.
+func (c *Cluster) event(e replica.Event) {
+	c.Checker.Event(c.Loop.Now(), e)
+	switch e.Kind {
+	case replica.EventProbe:
+		c.Probes[e.Probe]++
+	case replica.EventGroup:
+		if e.Group.Kind == vsr.EventProbe {
+			c.Probes[e.Group.Probe]++
+		}
+		if e.Group.Kind == vsr.EventCommitted {
+			c.Loop.FoldDigest("commit", int32(e.Replica), e.Group.Header.Checksum().Lo^e.Group.Op)
+		}
+	}
+	if c.OnEvent != nil {
+		c.OnEvent(e)
+	}
+}
+
+// Run runs the loop for durationNs of virtual time.
+func (c *Cluster) Run(durationNs int64) { c.Loop.RunUntil(c.Loop.Now()+durationNs, 0) }
+
+// RunUntil runs until cond holds (checked every tick) or budgetNs passes; it
+// reports whether cond held.
+func (c *Cluster) RunUntil(budgetNs int64, cond func() bool) bool {
+	end := c.Loop.Now() + budgetNs
+	for c.Loop.Now() < end {
+		if cond() {
+			return true
+		}
+		c.Loop.RunUntil(min(end, c.Loop.Now()+kernel.TickNs), 0)
+	}
+	return cond()
+}
+
+// Primary returns the up replica that is a Normal primary of the highest
+// view, or nil.
+func (c *Cluster) Primary() *ReplicaNode {
+	var best *ReplicaNode
+	for _, n := range c.Replicas {
+		if n.rep != nil && n.rep.Metadata().IsPrimary() && (best == nil || n.rep.Metadata().View() > best.rep.Metadata().View()) {
+			best = n
+		}
+	}
+	return best
+}
+
+// CommittedEverywhere reports whether every up replica applied op.
+func (c *Cluster) CommittedEverywhere(op uint64) bool {
+	for _, n := range c.Replicas {
+		if n.rep == nil || n.rep.Metadata().CommitMin() < op {
+			return false
+		}
+	}
+	return true
+}
+
+// connKind says which port a connection is on.
+type connKind uint8
+
+const (
+	connPeer connKind = iota + 1
+	connClient
+)
+
+// ReplicaNode is one replica's machine: its device survives crashes, its
+// process (rep) does not.
+type ReplicaNode struct {
+	c           *Cluster
+	id          uint8
+	dev         *storage.SimDevice
+	clock       kernel.Clock
+	rep         *replica.Replica // nil while down or booting
+	ticker      *kernel.Ticker
+	up          bool // the process is running (or booting)
+	incarnation int
+	conns       map[network.ConnID]connKind // only looked up, never iterated
+}
+
+// ID returns the replica id.
+func (n *ReplicaNode) ID() uint8 { return n.id }
+
+// Replica returns the running replica, or nil while down or booting.
+func (n *ReplicaNode) Replica() *replica.Replica { return n.rep }
+
+// Device returns the replica's simulated device.
+func (n *ReplicaNode) Device() *storage.SimDevice { return n.dev }
+
+// Up reports whether the process is running.
+func (n *ReplicaNode) Up() bool { return n.up }
+
+func (n *ReplicaNode) format() {
+	cfg := n.c.replicaConfig(n.id)
+	n.up = true
+	replica.Format(cfg, n.dev, func(err error) {
+		if err != nil {
+			panic(fmt.Sprintf("sim: formatting replica %d: %v", n.id, err))
+		}
+		n.boot(true)
+	})
+}
+
+// boot opens the replica from its device; it joins the network when open.
+func (n *ReplicaNode) boot(fresh bool) {
+	inc := n.incarnation
+	env := replica.Env{
+		Peers:      peerTransport{n},
+		Clients:    clientTransport{n},
+		Device:     n.dev,
+		Sink:       nodeSink{n},
+		Rand:       n.c.Streams.Stream(fmt.Sprintf("replica.%d.%d", n.id, inc)),
+		RealtimeUs: func() uint64 { return uint64(n.clock.RealtimeNs(n.c.Loop.Now()) / 1000) },
+	}
+	replica.Open(n.c.replicaConfig(n.id), env, fresh, func(r *replica.Replica, err error) {
+		if err != nil {
+			panic(fmt.Sprintf("sim: opening replica %d: %v", n.id, err))
+		}
+		if !n.up || n.incarnation != inc {
+			return // crashed while booting
+		}
+		n.rep = r
+		n.c.Net.SetUp(network.NodeID(n.id), true)
+		if n.ticker == nil {
+			n.ticker = kernel.NewTicker(n.c.Loop, int32(n.id), n.tick)
+		} else {
+			n.ticker.Resume()
+		}
+	})
+}
+
+func (n *ReplicaNode) tick() {
+	if n.rep != nil {
+		n.rep.Tick()
+	}
+}
+
+// Crash kills the process: unsynced writes are lost, kept or torn, pending
+// I/O never completes, connections reset.
+func (n *ReplicaNode) Crash() {
+	if !n.up {
+		return
+	}
+	n.up = false
+	n.incarnation++
+	n.rep = nil
+	if n.ticker != nil {
+		n.ticker.Pause()
+	}
+	n.dev.Crash()
+	n.c.Net.SetUp(network.NodeID(n.id), false)
+	clear(n.conns)
+	n.c.Checker.Crashed(n.id)
+}
+
+// Restart boots the process again from its device.
+func (n *ReplicaNode) Restart() {
+	if n.up {
+		return
+	}
+	n.up = true
+	n.boot(false)
+}
+
+// Endpoint: the network's events for this node.
+
+func (n *ReplicaNode) Accepted(c network.ConnID, peer network.NodeID) {
+	if n.rep == nil {
+		return
+	}
+	if int(peer) < n.c.Options.Replicas {
+		n.conns[c] = connPeer
+		n.rep.PeerAccepted(bus.ConnID(c))
+	} else {
+		n.conns[c] = connClient
+		n.rep.ClientAccepted(replica.ConnID(c))
+	}
+}
+
+func (n *ReplicaNode) Connected(c network.ConnID) {
+	if n.rep != nil {
+		n.rep.PeerConnected(bus.ConnID(c))
+	}
+}
+
+func (n *ReplicaNode) DialFailed(c network.ConnID) {
+	delete(n.conns, c)
+	if n.rep != nil {
+		n.rep.PeerDialFailed(bus.ConnID(c))
+	}
+}
+
+func (n *ReplicaNode) Received(c network.ConnID, frame []byte) {
+	if n.rep == nil {
+		return
+	}
+	switch n.conns[c] {
+	case connPeer:
+		n.rep.PeerReceived(bus.ConnID(c), frame)
+	case connClient:
+		n.rep.ClientReceived(replica.ConnID(c), frame)
+	}
+}
+
+func (n *ReplicaNode) Closed(c network.ConnID) {
+	kind := n.conns[c]
+	delete(n.conns, c)
+	if n.rep == nil {
+		return
+	}
+	switch kind {
+	case connPeer:
+		n.rep.PeerClosed(bus.ConnID(c))
+	case connClient:
+		n.rep.ClientClosed(replica.ConnID(c))
+	}
+}
+
+// peerTransport adapts the network to the replica's bus.
+type peerTransport struct{ n *ReplicaNode }
+
+func (t peerTransport) Dial(peer uint8) bus.ConnID {
+	c := t.n.c.Net.Dial(network.NodeID(t.n.id), network.NodeID(peer))
+	t.n.conns[c] = connPeer
+	return bus.ConnID(c)
+}
+
+func (t peerTransport) Send(c bus.ConnID, frame []byte) bool {
+	return t.n.c.Net.Send(network.ConnID(c), network.NodeID(t.n.id), frame)
+}
+
+func (t peerTransport) Close(c bus.ConnID) {
+	delete(t.n.conns, network.ConnID(c))
+	t.n.c.Net.Close(network.ConnID(c), network.NodeID(t.n.id))
+}
+
+func (t peerTransport) InFlight(c bus.ConnID) int {
+	return t.n.c.Net.InFlight(network.ConnID(c), network.NodeID(t.n.id))
+}
+
+// clientTransport adapts the network to the replica's client port.
+type clientTransport struct{ n *ReplicaNode }
+
+func (t clientTransport) Send(c replica.ConnID, frame []byte) bool {
+	return t.n.c.Net.Send(network.ConnID(c), network.NodeID(t.n.id), frame)
+}
+
+func (t clientTransport) Close(c replica.ConnID) {
+	delete(t.n.conns, network.ConnID(c))
+	t.n.c.Net.Close(network.ConnID(c), network.NodeID(t.n.id))
+}
+
+type nodeSink struct{ n *ReplicaNode }
+
+func (s nodeSink) Event(e replica.Event) { s.n.c.event(e) }
