@@ -71,6 +71,14 @@ func Open(cfg Config, env Env, fresh bool, done func(*Replica, error)) {
 				mj.observe(f)
 			}
 		}
+		for _, c := range rec.Copies {
+			if !c.Valid {
+				r.probe("superblock copy damaged at recovery")
+			}
+		}
+		if rec.State.View != 0 || rec.HeadOp != 0 {
+			r.probe("replica recovered from a used journal")
+		}
 		r.metadata = vsr.New(cfg.vsrConfig(), vsr.Deps{
 			Out:        r,
 			Journal:    mj,
@@ -97,6 +105,9 @@ func (r *Replica) Clients() *clients.Table { return r.table }
 
 // Bus returns the message bus (for inspection).
 func (r *Replica) Bus() *bus.Bus { return r.bus }
+
+// Journal returns the durable journal (for inspection).
+func (r *Replica) Journal() *journal.Journal { return r.journal }
 
 // Tick advances the replica by one tick (10 ms).
 func (r *Replica) Tick() {

@@ -155,9 +155,13 @@ func (c *Cluster) Primary() *ReplicaNode {
 	return best
 }
 
-// CommittedEverywhere reports whether every up replica applied op.
+// CommittedEverywhere reports whether every running replica (up, and done
+// booting) applied op; a crashed replica does not count, a booting one does.
 func (c *Cluster) CommittedEverywhere(op uint64) bool {
 	for _, n := range c.Replicas {
+		if !n.up {
+			continue
+		}
 		if n.rep == nil || n.rep.Metadata().CommitMin() < op {
 			return false
 		}
