@@ -86,7 +86,7 @@ func Open(cfg Config, env Env, fresh bool, done func(*Replica, error)) {
 			Sink:       groupSink{r},
 			Rand:       env.Rand,
 			RealtimeUs: env.RealtimeUs,
-		}, vsr.Recovered{State: rec.State, Head: recoveredHead(rec, cfg.Profile.JournalSlots), Fresh: fresh})
+		}, vsr.Recovered{State: rec.State, Head: headOf(rec, cfg, fresh), Fresh: fresh})
 		done(r, nil)
 	})
 }
@@ -199,4 +199,22 @@ func (s groupSink) Event(e vsr.Event) {
 
 func (r *Replica) probe(name string) {
 	r.env.Sink.Event(Event{Kind: EventProbe, Replica: r.cfg.Replica, Probe: name})
+}
+
+// headOf is the head op a recovered replica reports. A fresh replica has
+// prepared nothing (a slot unreadable at its first boot is damage, not an op).
+// A single replica has no one to nack to: an unreadable slot above its head
+// is a write that tore before it was acknowledged (faults other than crash
+// tears need a quorum to spread over, so the atlas grants one replica none).
+func headOf(rec *journal.Recovery, cfg Config, fresh bool) uint64 {
+	switch {
+	case fresh:
+		if rec.HeadOp != 0 {
+			panic(fmt.Sprintf("replica %d: a fresh journal shows op %d", cfg.Replica, rec.HeadOp))
+		}
+		return 0
+	case cfg.ReplicaCount == 1:
+		return rec.HeadOp
+	}
+	return recoveredHead(rec, cfg.Profile.JournalSlots)
 }

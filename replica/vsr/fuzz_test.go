@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"testing"
+
+	"github.com/iggy-vopr/vopr/sim/kernel"
 )
 
 var (
@@ -22,6 +24,16 @@ func TestRandomClusters(t *testing.T) {
 	}
 	if *randomSeeds > 0 {
 		seeds = *randomSeeds
+	}
+	regressions, err := kernel.ReadSeeds("../../seeds/vsr-random.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range regressions {
+		n := 1 + int(r.Seed)%5
+		t.Run(fmt.Sprintf("regression/seed=%d/n=%d", r.Seed, n), func(t *testing.T) {
+			runRandomCluster(t, r.Seed, n)
+		})
 	}
 	for seed := *randomFirst; seed < *randomFirst+seeds; seed++ {
 		n := 1 + seed%5

@@ -201,7 +201,10 @@ func (g *Group) onPrepare(from uint8, frame []byte) {
 		if c, ok := g.canon[x.Op]; ok && c.Checksum() == x.Checksum {
 			if f, held := g.deps.Journal.Frame(x.Op); !held || wire.HeaderOf(f).Checksum() != x.Checksum {
 				g.journalAppend(frame)
-			} else if g.durableCanonical(x.Op) {
+			} else if x.Op <= g.ackedTo {
+				// A retransmission: our acknowledgement was lost. Re-ack.
+				g.sendAck(x.Op)
+			} else {
 				g.sendAcks()
 			}
 			g.forward(frame)
@@ -243,26 +246,29 @@ func (g *Group) sendAcks() {
 		g.ackedTo = g.commitMin
 	}
 	for op := g.commitMin + 1; op <= g.op; op++ {
-		c, ok := g.canon[op]
-		if !ok {
-			return
-		}
 		if !g.durableCanonical(op) {
 			return
 		}
 		if op <= g.ackedTo {
 			continue
 		}
-		var p wire.PrepareHeader
-		p.Decode(&c)
-		ok2 := wire.PrepareOkHeader{Prefix: g.prefix(), Parent: p.Parent, PrepareChecksum: p.Checksum,
-			Op: p.Op, Commit: g.commitMax, Timestamp: p.Timestamp, Request: p.Request, Operation: p.Operation,
-			Group: g.cfg.Group}
-		if !g.send(g.Primary(), wire.BuildFrame(&ok2, nil)) {
+		if !g.sendAck(op) {
 			return
 		}
 		g.ackedTo = op
 	}
+}
+
+// sendAck sends the PrepareOk of op (held durably with its canonical
+// identity) to the primary.
+func (g *Group) sendAck(op uint64) bool {
+	c := g.canon[op]
+	var p wire.PrepareHeader
+	p.Decode(&c)
+	ok := wire.PrepareOkHeader{Prefix: g.prefix(), Parent: p.Parent, PrepareChecksum: p.Checksum,
+		Op: p.Op, Commit: g.commitMax, Timestamp: p.Timestamp, Request: p.Request, Operation: p.Operation,
+		Group: g.cfg.Group}
+	return g.send(g.Primary(), wire.BuildFrame(&ok, nil))
 }
 
 // onPrepareOk: the primary counts an acknowledgement.

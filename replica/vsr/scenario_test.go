@@ -93,3 +93,30 @@ func TestStaleHeadersDoNotSurviveAMerge(t *testing.T) {
 		t.Fatal("A was committed: the scenario did not replace it")
 	}
 }
+
+// TestLostPrepareOkIsResent scripts what seeds 7 and 12 of the cluster
+// runs hit: a backup's PrepareOk is lost; the primary retransmits the
+// prepare, and the backup, which already holds it, must acknowledge it again
+// (it used to skip ops it had acknowledged once, and a two-replica group,
+// which needs both, stalled forever).
+func TestLostPrepareOkIsResent(t *testing.T) {
+	c := newCluster(t, 2, 3)
+	r0 := c.replicas[0]
+	dropped := 0
+	c.drop = func(m message) bool {
+		if m.from == 1 && wire.HeaderOf(m.frame).Command() == wire.CommandPrepareOk && dropped == 0 {
+			dropped++
+			return true
+		}
+		return false
+	}
+	proposeAt(t, r0, 1)
+	c.settle()
+	if dropped != 1 || r0.group.CommitMax() != 0 {
+		t.Fatalf("the ack was not dropped (dropped %d, commit %d)", dropped, r0.group.CommitMax())
+	}
+	c.tick(0, 100) // the prepare timeout retransmits
+	if r0.group.CommitMax() != 1 {
+		t.Fatal("op 1 did not commit after the retransmission: the backup did not re-ack")
+	}
+}
