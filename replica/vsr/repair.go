@@ -271,6 +271,9 @@ func (g *Group) acceptRepaired() {
 			g.op = max(g.op, x.Op)
 			g.timestampMax = max(g.timestampMax, x.Timestamp)
 			g.probe("prepare repaired")
+			if g.deps.Journal.Knowledge(x.Op) == KnowledgeHeader {
+				g.probe("corrupt slot repaired")
+			}
 			g.journalAppend(f)
 		}
 	}
