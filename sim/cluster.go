@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"github.com/iggy-vopr/vopr/sim/kernel"
 
+	"github.com/iggy-vopr/vopr/checker"
 	"github.com/iggy-vopr/vopr/network"
 	"github.com/iggy-vopr/vopr/replica"
 	"github.com/iggy-vopr/vopr/replica/bus"
 	"github.com/iggy-vopr/vopr/replica/journal"
 	"github.com/iggy-vopr/vopr/replica/vsr"
 	"github.com/iggy-vopr/vopr/storage"
+	"github.com/iggy-vopr/vopr/workload"
 )
 
 // ClusterOptions describes a cluster of real replicas on the substrate.
@@ -26,6 +28,15 @@ type ClusterOptions struct {
 	Auth bool
 	// ClockOffsetMaxNs and ClockDriftMaxPPB bound each node's drawn clock.
 	ClockOffsetMaxNs, ClockDriftMaxPPB int64
+	// Requests is how many requests the clients draw from the workload mix,
+	// spread over them; 0 for scripted clients (Submit).
+	Requests int
+	// ClientTimeoutTicks is how long a client waits for a reply before it
+	// tries the next replica.
+	ClientTimeoutTicks int
+	// RotationWindow gives the replicas the old and new shared secrets in
+	// both orders, as in the middle of a key rotation (needs Auth).
+	RotationWindow bool
 }
 
 // DefaultClusterOptions is a fault-free cluster with the simulation profile.
@@ -41,8 +52,9 @@ func DefaultClusterOptions(seed uint64, replicas, clientCount int) ClusterOption
 			WriteLatency: storage.Latency{MinNs: 20_000, MeanNs: 100_000},
 			SyncLatency:  storage.Latency{MinNs: 100_000, MeanNs: 500_000},
 		},
-		ClockOffsetMaxNs: 2_000_000_000,
-		ClockDriftMaxPPB: 100_000,
+		ClockOffsetMaxNs:   2_000_000_000,
+		ClockDriftMaxPPB:   100_000,
+		ClientTimeoutTicks: 300,
 	}
 }
 
@@ -57,12 +69,16 @@ type Cluster struct {
 	Atlas   *storage.Atlas
 
 	Replicas []*ReplicaNode
-	Clients  []*Client
-	Checker  *AgreementChecker
+	Clients  []*ClientNode
+	Checker  *checker.Checker
+	// Requests counts the invocations the clients made.
+	Requests uint64
 	// Probes counts every named probe that fired, by name.
 	Probes map[string]int
 	// OnEvent, when set, sees every replica event after the checker.
 	OnEvent func(replica.Event)
+	// Crashes and Restarts count the process faults.
+	Crashes, Restarts uint64
 }
 
 // NewCluster builds and formats a cluster; its replicas boot on the loop
@@ -77,7 +93,7 @@ func NewCluster(o ClusterOptions) *Cluster {
 	c.Layout = journal.Layout(cfg0.JournalConfig())
 	c.Atlas = storage.NewAtlas(c.Layout, o.Replicas, c.Streams.Stream("storage.atlas"),
 		storage.AtlasOptions{Clean: []string{journal.ZoneSuperblock}, Linked: [][2]string{{journal.ZoneHeaders, journal.ZonePrepares}}})
-	c.Checker = NewAgreementChecker(o.Replicas)
+	c.Checker = checker.New(o.Replicas)
 	for i := range o.Replicas {
 		n := &ReplicaNode{c: c, id: uint8(i), conns: map[network.ConnID]connKind{}}
 		n.clock = kernel.DrawClock(c.Streams.Stream(fmt.Sprintf("clock.%d", i)), o.ClockOffsetMaxNs, o.ClockDriftMaxPPB)
@@ -91,8 +107,16 @@ func NewCluster(o ClusterOptions) *Cluster {
 		c.Net.SetUp(network.NodeID(i), false)
 		c.Replicas = append(c.Replicas, n)
 	}
+	var mix *workload.Mix
+	if o.Requests > 0 {
+		mix = workload.NewMix(c.Streams.Stream("workload.mix"))
+	}
 	for i := range o.Clients {
-		c.Clients = append(c.Clients, newClient(c, network.NodeID(o.Replicas+i), i))
+		requests := o.Requests / o.Clients
+		if i < o.Requests%o.Clients {
+			requests++
+		}
+		c.Clients = append(c.Clients, newClientNode(c, network.NodeID(o.Replicas+i), i, mix, requests, o.ClientTimeoutTicks))
 	}
 	for _, n := range c.Replicas {
 		n.format()
@@ -101,16 +125,28 @@ func NewCluster(o ClusterOptions) *Cluster {
 }
 
 func (c *Cluster) replicaConfig(id uint8) replica.Config {
-	return replica.Config{
+	cfg := replica.Config{
 		ClusterName: "vopr", Replica: id, ReplicaCount: uint8(c.Options.Replicas),
-		Auth: c.Options.Auth, Secret: []byte("vopr-simulated-cluster-secret-of-32+"),
-		Profile: c.Options.Profile,
+		Auth: c.Options.Auth, Secret: []byte(secretOld), Profile: c.Options.Profile,
 	}
+	if c.Options.RotationWindow && id%2 == 1 {
+		// Mid-rotation: half the replicas already sign with the new secret
+		// and keep the old one for verification, the other half the reverse.
+		cfg.Secret, cfg.PreviousSecret = []byte(secretNew), []byte(secretOld)
+	} else if c.Options.RotationWindow {
+		cfg.PreviousSecret = []byte(secretNew)
+	}
+	return cfg
 }
+
+const (
+	secretOld = "vopr-simulated-cluster-secret-old-32"
+	secretNew = "vopr-simulated-cluster-secret-new-32"
+)
 
 // event receives every replica event: the checker first, then probes.
 func (c *Cluster) event(e replica.Event) {
-	c.Checker.Event(c.Loop.Now(), e)
+	c.Checker.Replica(c.Loop.Now(), e)
 	switch e.Kind {
 	case replica.EventProbe:
 		c.Probes[e.Probe]++
@@ -187,6 +223,8 @@ type ReplicaNode struct {
 	rep         *replica.Replica // nil while down or booting
 	ticker      *kernel.Ticker
 	up          bool // the process is running (or booting)
+	paused      bool
+	held        []func() // what happened while paused, in order
 	incarnation int
 	conns       map[network.ConnID]connKind // only looked up, never iterated
 }
@@ -220,7 +258,7 @@ func (n *ReplicaNode) boot(fresh bool) {
 	env := replica.Env{
 		Peers:      peerTransport{n},
 		Clients:    clientTransport{n},
-		Device:     n.dev,
+		Device:     pausableDevice{n, n.dev},
 		Sink:       nodeSink{n},
 		Rand:       n.c.Streams.Stream(fmt.Sprintf("replica.%d.%d", n.id, inc)),
 		RealtimeUs: func() uint64 { return uint64(n.clock.RealtimeNs(n.c.Loop.Now()) / 1000) },
@@ -255,6 +293,8 @@ func (n *ReplicaNode) Crash() {
 		return
 	}
 	n.up = false
+	n.paused = false
+	n.held = nil
 	n.incarnation++
 	n.rep = nil
 	if n.ticker != nil {
@@ -264,6 +304,7 @@ func (n *ReplicaNode) Crash() {
 	n.c.Net.SetUp(network.NodeID(n.id), false)
 	clear(n.conns)
 	n.c.Checker.Crashed(n.id)
+	n.c.Crashes++
 }
 
 // Restart boots the process again from its device.
@@ -272,12 +313,17 @@ func (n *ReplicaNode) Restart() {
 		return
 	}
 	n.up = true
+	n.c.Restarts++
 	n.boot(false)
 }
 
 // Endpoint: the network's events for this node.
 
 func (n *ReplicaNode) Accepted(c network.ConnID, peer network.NodeID) {
+	n.hold(func() { n.accepted(c, peer) })
+}
+
+func (n *ReplicaNode) accepted(c network.ConnID, peer network.NodeID) {
 	if n.rep == nil {
 		return
 	}
@@ -291,12 +337,20 @@ func (n *ReplicaNode) Accepted(c network.ConnID, peer network.NodeID) {
 }
 
 func (n *ReplicaNode) Connected(c network.ConnID) {
+	n.hold(func() { n.connected(c) })
+}
+
+func (n *ReplicaNode) connected(c network.ConnID) {
 	if n.rep != nil {
 		n.rep.PeerConnected(bus.ConnID(c))
 	}
 }
 
 func (n *ReplicaNode) DialFailed(c network.ConnID) {
+	n.hold(func() { n.dialFailed(c) })
+}
+
+func (n *ReplicaNode) dialFailed(c network.ConnID) {
 	delete(n.conns, c)
 	if n.rep != nil {
 		n.rep.PeerDialFailed(bus.ConnID(c))
@@ -304,6 +358,15 @@ func (n *ReplicaNode) DialFailed(c network.ConnID) {
 }
 
 func (n *ReplicaNode) Received(c network.ConnID, frame []byte) {
+	if n.paused {
+		f := append([]byte(nil), frame...) // the network reuses its buffer
+		n.held = append(n.held, func() { n.received(c, f) })
+		return
+	}
+	n.received(c, frame)
+}
+
+func (n *ReplicaNode) received(c network.ConnID, frame []byte) {
 	if n.rep == nil {
 		return
 	}
@@ -316,6 +379,10 @@ func (n *ReplicaNode) Received(c network.ConnID, frame []byte) {
 }
 
 func (n *ReplicaNode) Closed(c network.ConnID) {
+	n.hold(func() { n.closed(c) })
+}
+
+func (n *ReplicaNode) closed(c network.ConnID) {
 	kind := n.conns[c]
 	delete(n.conns, c)
 	if n.rep == nil {

@@ -6,25 +6,41 @@ import (
 
 	"github.com/iggy-vopr/vopr/replica/metadata"
 	"github.com/iggy-vopr/vopr/replica/wire"
+	"github.com/iggy-vopr/vopr/workload"
 )
 
 func createStream(name string) []byte { return metadata.CreateStream{Name: name}.Encode() }
 
 // submitStreams gives client cl n CreateStream requests.
-func submitStreams(cl *Client, prefix string, n int) {
+func submitStreams(cl *ClientNode, prefix string, n int) {
 	for i := range n {
-		cl.Submit(wire.OperationCreateStream, createStream(fmt.Sprintf("%s-%d", prefix, i)))
+		cl.Submit(workload.Op{Operation: wire.OperationCreateStream, Body: createStream(fmt.Sprintf("%s-%d", prefix, i))})
 	}
 }
 
 // clientsIdle reports whether every client has registered and finished.
 func clientsIdle(c *Cluster) bool {
 	for _, cl := range c.Clients {
-		if !cl.Idle() {
+		if !cl.Done() {
 			return false
 		}
 	}
 	return true
+}
+
+// replies returns the Reply headers and bodies of a client's completions
+// that got one.
+func replies(cl *ClientNode) (hs []wire.ReplyHeader, bodies [][]byte) {
+	for _, d := range cl.Completions {
+		if d.Kind != workload.Replied {
+			continue
+		}
+		var h wire.ReplyHeader
+		h.Decode(wire.HeaderOf(d.Frame))
+		hs = append(hs, h)
+		bodies = append(bodies, d.Frame[wire.HeaderSize:])
+	}
+	return hs, bodies
 }
 
 func dumpCluster(t *testing.T, c *Cluster) {
@@ -39,8 +55,9 @@ func dumpCluster(t *testing.T, c *Cluster) {
 		}
 	}
 	for i, cl := range c.Clients {
-		t.Logf("client %d: session %d results %d pending %v queue %d evictions %d", i, cl.Session(), len(cl.Results),
-			cl.pending != nil, len(cl.queue), cl.Evictions)
+		w := cl.Workload()
+		t.Logf("client %d: session %d invocations %d completions %d pending %v evictions %d timeouts %d", i, w.Session(),
+			len(cl.Invocations), len(cl.Completions), w.Pending(), w.Evictions, w.Timeouts)
 	}
 	t.Logf("probes %v", c.Probes)
 }
@@ -68,9 +85,10 @@ func TestClusterNormalOperation(t *testing.T) {
 				t.Fatal("not every replica applied every op")
 			}
 			for i, cl := range c.Clients {
-				for _, r := range cl.Results[1:] {
-					if r.Reply.Status != 0 || len(r.Body) < 4 || r.Body[0] != 0 {
-						t.Fatalf("client %d request %d: status %d body %x", i, r.Request, r.Reply.Status, r.Body)
+				hs, bodies := replies(cl)
+				for k := 1; k < len(hs); k++ {
+					if hs[k].Status != 0 || len(bodies[k]) < 4 || bodies[k][0] != 0 {
+						t.Fatalf("client %d request %d: status %d body %x", i, hs[k].Request, hs[k].Status, bodies[k])
 					}
 				}
 			}

@@ -32,21 +32,25 @@ func settleAll(t *testing.T, c *Cluster, budgetNs int64) {
 func expectAllCommitted(t *testing.T, c *Cluster) {
 	t.Helper()
 	for i, cl := range c.Clients {
-		for _, r := range cl.Results {
-			if r.Evicted {
-				continue
-			}
-			h, ok := c.Checker.Header(r.Reply.Op)
+		hs, _ := replies(cl)
+		for _, r := range hs {
+			h, ok := c.Checker.Header(r.Op)
 			if !ok {
-				t.Fatalf("client %d request %d: reply for op %d, which was never committed", i, r.Request, r.Reply.Op)
+				t.Fatalf("client %d request %d: reply for op %d, which was never committed", i, r.Request, r.Op)
 			}
 			var p wire.PrepareHeader
 			p.Decode(&h)
 			if p.Client != r.Client || p.Request != r.Request {
 				t.Fatalf("client %d request %d: reply names op %d, which holds client %s request %d",
-					i, r.Request, r.Reply.Op, p.Client, p.Request)
+					i, r.Request, r.Op, p.Client, p.Request)
 			}
 		}
+		if len(cl.Completions) != len(cl.Invocations) {
+			t.Fatalf("client %d: %d invocations, %d completions", i, len(cl.Invocations), len(cl.Completions))
+		}
+	}
+	if v := c.Checker.Violation(); v != nil {
+		t.Fatalf("checker: %v", v)
 	}
 }
 
@@ -66,7 +70,7 @@ func TestScenarioPrimaryCrash(t *testing.T) {
 	c := newScenario(t, 11, 3, 1)
 	cl := c.Clients[0]
 	submitStreams(cl, "s", 20)
-	if !c.RunUntil(10*second, func() bool { return len(cl.Results) >= 6 }) {
+	if !c.RunUntil(10*second, func() bool { return len(cl.Completions) >= 6 }) {
 		dumpCluster(t, c)
 		t.Fatal("no progress before the crash")
 	}
@@ -86,7 +90,7 @@ func TestScenarioPrimaryCrash(t *testing.T) {
 	old.Restart()
 	settleAll(t, c, 60*second)
 	expectAllCommitted(t, c)
-	if got := len(cl.Results); got != 21 {
+	if got := len(cl.Completions); got != 21 {
 		t.Fatalf("%d results, want 21", got)
 	}
 }
@@ -98,14 +102,14 @@ func TestScenarioPartitionedPrimary(t *testing.T) {
 	c := newScenario(t, 12, 3, 1)
 	cl := c.Clients[0]
 	submitStreams(cl, "p", 10)
-	c.RunUntil(10*second, func() bool { return len(cl.Results) >= 4 })
+	c.RunUntil(10*second, func() bool { return len(cl.Completions) >= 4 })
 	old := c.Primary()
 	c.Net.Partition([]network.NodeID{network.NodeID(old.ID())}, false)
 	if !c.RunUntil(30*second, func() bool { p := c.Primary(); return p != nil && p != old }) {
 		dumpCluster(t, c)
 		t.Fatal("no new primary while the old one is cut off")
 	}
-	if !c.RunUntil(60*second, func() bool { return cl.Idle() }) {
+	if !c.RunUntil(60*second, func() bool { return cl.Done() }) {
 		dumpCluster(t, c)
 		t.Fatal("the client did not finish on the new primary")
 	}
@@ -128,7 +132,7 @@ func TestScenarioLaggingBackupRepairs(t *testing.T) {
 	isPrepare := func(f []byte) bool { return wire.HeaderOf(f).Command() == wire.CommandPrepare }
 	id := c.Net.AddFilter(network.Filter{From: network.AnyNode, To: network.NodeID(lagging.ID()), Match: isPrepare, Action: network.Drop})
 	submitStreams(cl, "l", 10)
-	if !c.RunUntil(30*second, func() bool { return cl.Idle() }) {
+	if !c.RunUntil(30*second, func() bool { return cl.Done() }) {
 		dumpCluster(t, c)
 		t.Fatal("the cluster did not commit without the lagging backup")
 	}
@@ -189,7 +193,7 @@ func TestScenarioTornSuperblock(t *testing.T) {
 	}
 	cl := c.Clients[0]
 	submitStreams(cl, "t", 5)
-	c.RunUntil(10*second, func() bool { return len(cl.Results) >= 3 })
+	c.RunUntil(10*second, func() bool { return len(cl.Completions) >= 3 })
 	// A view change makes every backup write its superblock.
 	victim := c.Replicas[(int(c.Primary().ID())+1)%3]
 	c.Primary().Crash()
@@ -217,7 +221,7 @@ func TestScenarioLostDoViewChange(t *testing.T) {
 	c := newScenario(t, 16, 3, 1)
 	cl := c.Clients[0]
 	submitStreams(cl, "d", 4)
-	c.RunUntil(10*second, func() bool { return cl.Idle() })
+	c.RunUntil(10*second, func() bool { return cl.Done() })
 	old := c.Primary()
 	next := c.Replicas[(int(old.ID())+1)%3] // the primary of the next view
 	other := c.Replicas[(int(old.ID())+2)%3]
@@ -251,11 +255,11 @@ func TestScenarioOneWayPartition(t *testing.T) {
 	old := c.Primary()
 	c.Net.Partition([]network.NodeID{network.NodeID(old.ID())}, true)
 	submitStreams(cl, "o", 6)
-	c.RunUntil(60*second, func() bool { return cl.Idle() })
+	c.RunUntil(60*second, func() bool { return cl.Done() })
 	c.Net.Heal([]network.NodeID{0, 1, 2})
 	settleAll(t, c, 120*second)
 	expectAllCommitted(t, c)
-	if got := len(cl.Results); got != 7 {
+	if got := len(cl.Completions); got != 7 {
 		t.Fatalf("%d results, want 7", got)
 	}
 }

@@ -97,6 +97,9 @@ const (
 	EventSent
 	// EventProbe: a rare protocol path was taken; Probe names it.
 	EventProbe
+	// EventPrepared: this replica, as primary, built a new prepare (Header)
+	// in View: a checker holds one prepare per (group, view, op).
+	EventPrepared
 )
 
 // Status is a replica's status in a group.
@@ -120,6 +123,8 @@ func (k EventKind) String() string {
 		return "sent"
 	case EventProbe:
 		return "probe"
+	case EventPrepared:
+		return "prepared"
 	}
 	return "event(?)"
 }
@@ -147,7 +152,8 @@ type Event struct {
 	LogView uint32
 	Op      uint64
 	Commit  uint64
-	Header  wire.Header   // EventCommitted
+	Header  wire.Header   // EventCommitted, EventPrepared
+	Body    []byte        // EventCommitted: the prepare's body (read-only, shared with the journal)
 	Headers []wire.Header // EventStartView: the suffix sent, highest op first
 	Probe   string        // EventProbe
 }

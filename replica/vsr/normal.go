@@ -31,7 +31,8 @@ const (
 	Refused
 )
 
-// Propose asks the primary to replicate p.
+// Propose asks the primary to replicate p. p.Body is copied when kept: the
+// caller may reuse it once Propose returns.
 func (g *Group) Propose(p Proposal) ProposeResult {
 	if !g.IsPrimary() || !g.stateDurable() {
 		return Refused
@@ -40,6 +41,9 @@ func (g *Group) Propose(p Proposal) ProposeResult {
 		if len(g.requests) >= g.cfg.RequestQueueMax {
 			return Refused
 		}
+		// The caller's body may live in a buffer it reuses (a network
+		// receive buffer): a queued proposal keeps its own copy.
+		p.Body = append([]byte(nil), p.Body...)
 		g.requests = append(g.requests, p)
 		return Queued
 	}
@@ -91,6 +95,7 @@ func (g *Group) prepare(p Proposal) {
 	}
 	frame := wire.BuildFrame(&x, p.Body)
 	h := *wire.HeaderOf(frame)
+	g.emit(Event{Kind: EventPrepared, View: g.view, Op: x.Op, Header: h})
 	g.op = x.Op
 	g.canon[g.op] = h
 	entry := &pending{op: g.op, header: h, frame: frame}
@@ -340,7 +345,7 @@ func (g *Group) commitJournal() {
 		g.commitMin = op
 		g.appliedIdentity = c.Checksum()
 		delete(g.canon, op)
-		g.emit(Event{Kind: EventCommitted, Op: op, Commit: g.commitMax, View: g.view, Header: c})
+		g.emit(Event{Kind: EventCommitted, Op: op, Commit: g.commitMax, View: g.view, Header: c, Body: frame[wire.HeaderSize:]})
 	}
 }
 

@@ -1,0 +1,371 @@
+package checker
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/iggy-vopr/vopr/replica"
+	"github.com/iggy-vopr/vopr/replica/clients"
+	"github.com/iggy-vopr/vopr/replica/metadata"
+	"github.com/iggy-vopr/vopr/replica/vsr"
+	"github.com/iggy-vopr/vopr/replica/wire"
+	"github.com/iggy-vopr/vopr/workload"
+)
+
+// evidenceMax bounds the recent events a violation carries.
+const evidenceMax = 40
+
+// Checker judges one run. Feed it every replica event (Replica) and every
+// client history record (Invoke, Complete) in the order they happen; it
+// stops at the first violation (Violation).
+type Checker struct {
+	replicas int
+
+	// Canonical history of the metadata group.
+	canon []committed // canon[k-1] is op k
+	// Per replica: the op it must commit next (a restarted replica replays
+	// from op 1), the highest view it sent in, and whether it crashed since.
+	next      []uint64
+	sentView  []uint32
+	restarted []bool
+
+	prepares   map[prepareKey]wire.U128   // looked up only
+	startViews map[uint32]startViewRecord // looked up only
+
+	// Client side.
+	invocations map[requestKey]*invocation // looked up only
+	registers   map[wire.U128]bool         // client ids that sent a Register
+	executed    map[requestKey]uint64      // (client, request) -> the op it committed as
+	model       *metadata.Model
+	// Completions in time order, with a running maximum of their ops, for
+	// the real-time check.
+	completedAt []int64
+	completedOp []uint64 // prefix maxima
+
+	violation *Violation
+	recent    []string
+	nowNs     int64
+}
+
+type committed struct {
+	header wire.Header
+	reply  []byte // the reply every replica must have built (BuildReply of the model's body)
+}
+
+type prepareKey struct {
+	view uint32
+	op   uint64
+}
+
+type startViewRecord struct {
+	op      uint64
+	headers []wire.U128
+}
+
+type requestKey struct {
+	client  wire.U128
+	request uint64
+}
+
+type invocation struct {
+	inv  workload.Invocation
+	done bool
+}
+
+
+// New returns a checker for a cluster of n replicas.
+func New(n int) *Checker {
+	c := &Checker{
+		replicas:    n,
+		next:        make([]uint64, n),
+		sentView:    make([]uint32, n),
+		restarted:   make([]bool, n),
+		prepares:    map[prepareKey]wire.U128{},
+		startViews:  map[uint32]startViewRecord{},
+		invocations: map[requestKey]*invocation{},
+		registers:   map[wire.U128]bool{},
+		executed:    map[requestKey]uint64{},
+		model:       metadata.NewModel(),
+	}
+	for i := range c.next {
+		c.next[i] = 1
+	}
+	return c
+}
+
+// Violation returns the first violation found, or nil.
+func (c *Checker) Violation() *Violation { return c.violation }
+
+// Evidence returns the recent events, oldest first.
+func (c *Checker) Evidence() []string { return append([]string(nil), c.recent...) }
+
+// Committed returns the highest op committed anywhere.
+func (c *Checker) Committed() uint64 { return uint64(len(c.canon)) }
+
+// Header returns the committed header of op.
+func (c *Checker) Header(op uint64) (wire.Header, bool) {
+	if op == 0 || op > uint64(len(c.canon)) {
+		return wire.Header{}, false
+	}
+	return c.canon[op-1].header, true
+}
+
+func (c *Checker) note(format string, args ...any) {
+	c.recent = append(c.recent, fmt.Sprintf("%.6fs ", float64(c.nowNs)/1e9)+fmt.Sprintf(format, args...))
+	if len(c.recent) > evidenceMax {
+		c.recent = c.recent[len(c.recent)-evidenceMax:]
+	}
+}
+
+func (c *Checker) fail(v Violation) {
+	if c.violation != nil {
+		return
+	}
+	v.AtNs = c.nowNs
+	c.violation = &v
+}
+
+// Panic records a panic inside replica code as a violation.
+func (c *Checker) Panic(nowNs int64, replica int, value any) {
+	c.nowNs = nowNs
+	c.fail(Violation{Name: ReplicaPanic, Detail: fmt.Sprint(value), Replicas: []uint8{uint8(replica)}})
+}
+
+// Crashed tells the checker a replica's process died: it replays the log
+// from op 1 when it comes back, and its view must not go back.
+func (c *Checker) Crashed(r uint8) {
+	c.next[r] = 1
+	c.restarted[r] = true
+}
+
+// Replica checks one replica event.
+func (c *Checker) Replica(nowNs int64, e replica.Event) {
+	c.nowNs = nowNs
+	if c.violation != nil || e.Kind != replica.EventGroup || e.Group.Group != wire.MetadataGroup {
+		return
+	}
+	g, r := e.Group, e.Replica
+	switch g.Kind {
+	case vsr.EventCommitted:
+		c.note("replica %d committed op %d %s", r, g.Op, g.Header.Checksum())
+		c.commit(r, g.Header, g.Body)
+	case vsr.EventPrepared:
+		c.note("replica %d prepared op %d in view %d %s", r, g.Op, g.View, g.Header.Checksum())
+		k := prepareKey{g.View, g.Op}
+		id := g.Header.Checksum()
+		if prev, ok := c.prepares[k]; ok && prev != id {
+			c.fail(Violation{Name: ConflictingPrepares, Replicas: []uint8{r}, Ops: []uint64{g.Op},
+				Detail: fmt.Sprintf("view %d op %d prepared as %s and as %s", g.View, g.Op, prev, id)})
+			return
+		}
+		c.prepares[k] = id
+	case vsr.EventStartView:
+		ids := make([]wire.U128, len(g.Headers))
+		for i := range g.Headers {
+			ids[i] = g.Headers[i].Checksum()
+		}
+		c.note("replica %d started view %d at op %d commit %d", r, g.View, g.Op, g.Commit)
+		if prev, ok := c.startViews[g.View]; ok && (prev.op != g.Op || !sameIDs(prev.headers, ids)) {
+			c.fail(Violation{Name: ConflictingStartView, Replicas: []uint8{r}, Ops: []uint64{prev.op, g.Op},
+				Detail: fmt.Sprintf("view %d started at op %d and at op %d (or with other headers)", g.View, prev.op, g.Op)})
+			return
+		}
+		c.startViews[g.View] = startViewRecord{op: g.Op, headers: ids}
+	case vsr.EventSent:
+		c.sentView[r] = max(c.sentView[r], g.View)
+	case vsr.EventStatus:
+		c.note("replica %d is %v in view %d (log_view %d, op %d, commit %d)", r, g.Status, g.View, g.LogView, g.Op, g.Commit)
+		if c.restarted[r] {
+			c.restarted[r] = false
+			if g.View < c.sentView[r] {
+				c.fail(Violation{Name: ViewRegression, Replicas: []uint8{r},
+					Detail: fmt.Sprintf("replica %d restarted in view %d after sending messages in view %d", r, g.View, c.sentView[r])})
+			}
+		}
+	}
+}
+
+func sameIDs(a, b []wire.U128) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// commit checks one replica's commit of one op.
+func (c *Checker) commit(r uint8, h wire.Header, body []byte) {
+	var p wire.PrepareHeader
+	p.Decode(&h)
+	if p.Op != c.next[r] {
+		c.fail(Violation{Name: LogGap, Replicas: []uint8{r}, Ops: []uint64{p.Op},
+			Detail: fmt.Sprintf("replica %d committed op %d when op %d was next", r, p.Op, c.next[r])})
+		return
+	}
+	c.next[r] = p.Op + 1
+	if p.Op <= uint64(len(c.canon)) {
+		if want := c.canon[p.Op-1].header.Checksum(); want != p.Checksum {
+			c.fail(Violation{Name: CommittedOpReplaced, Replicas: []uint8{r}, Ops: []uint64{p.Op},
+				Detail: fmt.Sprintf("replica %d committed op %d as %s, but %s was committed there before", r, p.Op, p.Checksum, want)})
+		}
+		return
+	}
+	if p.Op > 1 {
+		var prev wire.PrepareHeader
+		prevHeader := c.canon[p.Op-2].header
+		prev.Decode(&prevHeader)
+		if p.Parent != prev.Checksum {
+			c.fail(Violation{Name: HashChainBreak, Replicas: []uint8{r}, Ops: []uint64{p.Op - 1, p.Op},
+				Detail: fmt.Sprintf("op %d's parent is %s, op %d is %s", p.Op, p.Parent, p.Op-1, prev.Checksum)})
+			return
+		}
+		if p.Timestamp <= prev.Timestamp {
+			c.fail(Violation{Name: TimestampRegression, Replicas: []uint8{r}, Ops: []uint64{p.Op - 1, p.Op},
+				Detail: fmt.Sprintf("op %d timestamp %d does not exceed op %d's %d", p.Op, p.Timestamp, p.Op-1, prev.Timestamp)})
+			return
+		}
+	}
+	c.firstCommit(r, p, h, body)
+}
+
+// firstCommit extends the canonical log and checks the op against the
+// client history: it was sent (no phantom, and its body is the one sent),
+// it commits once (exactly once), and it does not come before an op that
+// completed before it was invoked (real time). The reference model then
+// applies it.
+func (c *Checker) firstCommit(r uint8, p wire.PrepareHeader, h wire.Header, body []byte) {
+	key := requestKey{p.Client, p.Request}
+	switch {
+	case p.Operation == wire.OperationRegister:
+		if !c.registers[p.Client] {
+			c.fail(Violation{Name: PhantomCommit, Replicas: []uint8{r}, Ops: []uint64{p.Op},
+				Detail: fmt.Sprintf("op %d registers client %s, which no client registered", p.Op, p.Client)})
+			return
+		}
+	default:
+		inv, ok := c.invocations[key]
+		if !ok || inv.inv.Checksum != p.RequestChecksum || !sameOperation(inv.inv.Operation, p.Operation) ||
+			!sameBody(inv.inv, p.Operation, body) {
+			c.fail(Violation{Name: PhantomCommit, Replicas: []uint8{r}, Ops: []uint64{p.Op},
+				Detail: fmt.Sprintf("op %d is %v request %d of client %s with checksum %s, which no client sent",
+					p.Op, p.Operation, p.Request, p.Client, p.RequestChecksum)})
+			return
+		}
+		if prev, dup := c.executed[key]; dup {
+			c.fail(Violation{Name: DuplicateApply, Replicas: []uint8{r}, Ops: []uint64{prev, p.Op},
+				Detail: fmt.Sprintf("request %d of client %s committed as op %d and again as op %d", p.Request, p.Client, prev, p.Op)})
+			return
+		}
+		c.executed[key] = p.Op
+		if c.violatesRealTime(inv.inv.AtNs, p.Op, r) {
+			return
+		}
+	}
+	body = append([]byte(nil), body...)
+	reply := clients.BuildReply(p, c.model.Apply(p, body))
+	c.canon = append(c.canon, committed{header: h, reply: reply})
+}
+
+// sameBody reports whether a prepare's body is what the client sent: the
+// same bytes, or for a projected operation the client's request embedded
+// in the replicated body.
+func sameBody(inv workload.Invocation, op wire.Operation, body []byte) bool {
+	switch op {
+	case wire.OperationCreateTopicWithAssignments:
+		x, err := metadata.DecodeCreateTopicWithAssignments(body)
+		return err == nil && string(x.Request.Encode()) == string(inv.Body)
+	case wire.OperationCreatePartitionsWithAssignments:
+		x, err := metadata.DecodeCreatePartitionsWithAssignments(body)
+		return err == nil && string(x.Request.Encode()) == string(inv.Body)
+	}
+	return string(body) == string(inv.Body)
+}
+
+// sameOperation: a request's operation and the prepare's, which the primary
+// may have rewritten (CreateTopic 132 -> 64, CreatePartitions 136 -> 65).
+func sameOperation(request, prepare wire.Operation) bool {
+	switch {
+	case request == prepare:
+		return true
+	case request == wire.OperationCreateTopic:
+		return prepare == wire.OperationCreateTopicWithAssignments
+	case request == wire.OperationCreatePartitions:
+		return prepare == wire.OperationCreatePartitionsWithAssignments
+	}
+	return false
+}
+
+// violatesRealTime checks op against every completion recorded before its
+// invocation: those ops must be lower.
+func (c *Checker) violatesRealTime(invokedNs int64, op uint64, r uint8) bool {
+	i := sort.Search(len(c.completedAt), func(i int) bool { return c.completedAt[i] >= invokedNs })
+	if i == 0 {
+		return false
+	}
+	if before := c.completedOp[i-1]; before >= op {
+		c.fail(Violation{Name: RealTimeOrder, Replicas: []uint8{r}, Ops: []uint64{before, op},
+			Detail: fmt.Sprintf("op %d was invoked after op %d had completed, but comes before it in the log", op, before)})
+		return true
+	}
+	return false
+}
+
+// Invoke records a client's invocation.
+func (c *Checker) Invoke(inv workload.Invocation) {
+	c.nowNs = inv.AtNs
+	if inv.Operation == wire.OperationRegister {
+		c.registers[inv.ClientID] = true
+		c.note("client %d (%s) registers", inv.Client, inv.ClientID)
+		return
+	}
+	c.note("client %d (%s) invokes request %d %v", inv.Client, inv.ClientID, inv.Request, inv.Operation)
+	c.invocations[requestKey{inv.ClientID, inv.Request}] = &invocation{inv: inv}
+}
+
+// Complete records how a client's invocation ended, and checks a reply
+// against the model.
+func (c *Checker) Complete(done workload.Completion) {
+	c.nowNs = done.AtNs
+	if c.violation != nil {
+		return
+	}
+	c.note("client %d (%s) request %d %v", done.Client, done.ClientID, done.Request, done.Kind)
+	if done.Kind != workload.Replied {
+		return
+	}
+	var r wire.ReplyHeader
+	r.Decode(wire.HeaderOf(done.Frame))
+	if r.Op == 0 || r.Op > uint64(len(c.canon)) {
+		c.fail(Violation{Name: WrongReply, Ops: []uint64{r.Op},
+			Detail: fmt.Sprintf("client %s request %d got a reply for op %d, which is not committed", done.ClientID, done.Request, r.Op)})
+		return
+	}
+	entry := c.canon[r.Op-1]
+	var p wire.PrepareHeader
+	p.Decode(&entry.header)
+	if p.Client != done.ClientID || p.Request != done.Request {
+		c.fail(Violation{Name: WrongReply, Ops: []uint64{r.Op},
+			Detail: fmt.Sprintf("client %s request %d got the reply of op %d, which is client %s request %d",
+				done.ClientID, done.Request, r.Op, p.Client, p.Request)})
+		return
+	}
+	if string(entry.reply) != string(done.Frame) {
+		c.fail(Violation{Name: WrongReply, Ops: []uint64{r.Op},
+			Detail: fmt.Sprintf("client %s request %d (op %d) got a reply that differs from the model's in canonical order",
+				done.ClientID, done.Request, r.Op)})
+		return
+	}
+	if p.Operation == wire.OperationRegister {
+		return // a Register may commit more than once (a retry rebinds): not ordered
+	}
+	c.completedAt = append(c.completedAt, done.AtNs)
+	top := r.Op
+	if n := len(c.completedOp); n > 0 {
+		top = max(top, c.completedOp[n-1])
+	}
+	c.completedOp = append(c.completedOp, top)
+}

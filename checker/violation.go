@@ -1,0 +1,46 @@
+package checker
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Names of the violations, in the field's vocabulary.
+const (
+	DivergentCommit      = "divergent commit"          // two replicas committed different prepares at one op
+	CommittedOpReplaced  = "committed op replaced"     // an op committed earlier was committed again as another prepare (lost write)
+	HashChainBreak       = "hash chain break"          // a committed prepare's parent is not the identity of the op before it
+	LogGap               = "log gap"                   // a replica committed an op out of order
+	TimestampRegression  = "timestamp regression"      // prepare timestamps do not strictly increase along the log
+	ConflictingPrepares  = "two prepares for one view and op"
+	ConflictingStartView = "conflicting StartView"     // two StartViews of one view with different logs
+	ViewRegression       = "view regression after restart"
+	PhantomCommit        = "phantom commit"            // a committed client op no client sent
+	DuplicateApply       = "duplicate apply"           // a request committed twice (exactly-once broken)
+	WrongReply           = "non-linearizable reply"    // a reply that the model in canonical order does not give
+	RealTimeOrder        = "real-time order violation" // an op ordered before one that completed before it was invoked
+	ReplicaPanic         = "replica panic"
+)
+
+// Violation is one broken invariant with its evidence.
+type Violation struct {
+	Name     string
+	Detail   string
+	AtNs     int64
+	Replicas []uint8
+	Ops      []uint64
+}
+
+// Error renders the violation for people: the name first, then the detail.
+func (v *Violation) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s (at %.3f s", v.Name, v.Detail, float64(v.AtNs)/1e9)
+	if len(v.Replicas) > 0 {
+		fmt.Fprintf(&b, ", replicas %v", v.Replicas)
+	}
+	if len(v.Ops) > 0 {
+		fmt.Fprintf(&b, ", ops %v", v.Ops)
+	}
+	b.WriteString(")")
+	return b.String()
+}

@@ -1,0 +1,254 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/iggy-vopr/vopr/network"
+)
+
+// Options are every knob of one VOPR run. Swarm draws them all from the
+// seed; any can be overridden (vopr's flags) before Run.
+type Options struct {
+	Seed uint64
+
+	// Topology and load.
+	Replicas int // 1..6
+	Clients  int // more than the client table's slots sometimes, so evictions happen
+	Requests int // requests in all, spread over the clients
+
+	// Phases.
+	Lite             bool // safety phase only
+	SafetyTicksMax   int  // the safety phase ends after this many ticks at most
+	LivenessTicksMax int  // the core must converge within this many ticks
+
+	// Network (per frame unless said otherwise).
+	DelayMinNs, DelayMeanNs int64
+	ResetProbability        float64
+	PartitionMode           network.PartitionMode
+	PartitionSymmetry       network.PartitionSymmetry
+	PartitionProbability    float64 // per tick
+	UnpartitionProbability  float64 // per tick
+	ClogProbability         float64 // per tick per path
+	ClogDurationMeanNs      int64
+	CorruptProbability      float64
+
+	// Storage (per I/O).
+	ReadLatencyMeanNs, WriteLatencyMeanNs, SyncLatencyMeanNs int64
+	LatentProbability                                        float64
+	CorruptSectorProbability                                 float64
+	MisdirectProbability                                     float64
+	CrashTornProbability                                     float64 // per unsynced sector at a crash
+	CrashLostProbability                                     float64
+
+	// Processes (per replica per tick).
+	CrashProbability      float64
+	CrashIOFactor         float64 // crash probability multiplier while the replica has I/O in flight
+	RestartDelayMeanTicks int
+	PauseProbability      float64
+	PauseMeanTicks        int
+
+	// Clocks.
+	ClockOffsetMaxNs int64
+	ClockDriftMaxPPB int64
+
+	// Replica handshake.
+	Auth           bool
+	RotationWindow bool // replicas hold the old and new secret in both orders, as mid-rotation
+}
+
+// Swarm draws every knob from the seed, so different seeds explore
+// different worlds (from fault-free to harsh), as TigerBeetle's swarm
+// testing does (vopr-notes.md section 2).
+func Swarm(seed uint64) Options {
+	r := rand.New(rand.NewPCG(seed, 0x5a77a))
+	rate := func(maxRate float64) float64 {
+		// A quarter of the seeds leave a fault off entirely.
+		if r.IntN(4) == 0 {
+			return 0
+		}
+		return r.Float64() * maxRate
+	}
+	o := Options{
+		Seed:                     seed,
+		Replicas:                 1 + r.IntN(6),
+		SafetyTicksMax:           20_000,
+		LivenessTicksMax:         60_000,
+		DelayMinNs:               r.Int64N(2_000_000),
+		DelayMeanNs:              100_000 + r.Int64N(10_000_000),
+		ResetProbability:         rate(0.005),
+		PartitionMode:            network.PartitionMode(r.IntN(4)),
+		PartitionSymmetry:        network.PartitionSymmetry(r.IntN(2)),
+		PartitionProbability:     rate(0.005),
+		UnpartitionProbability:   0.005 + r.Float64()*0.05,
+		ClogProbability:          rate(0.0005),
+		ClogDurationMeanNs:       int64(r.IntN(5)+1) * 100_000_000,
+		CorruptProbability:       rate(0.001),
+		ReadLatencyMeanNs:        10_000 + r.Int64N(500_000),
+		WriteLatencyMeanNs:       10_000 + r.Int64N(1_000_000),
+		SyncLatencyMeanNs:        100_000 + r.Int64N(5_000_000),
+		LatentProbability:        rate(0.01),
+		CorruptSectorProbability: rate(0.01),
+		MisdirectProbability:     rate(0.005),
+		CrashTornProbability:     0.2 + r.Float64()*0.6,
+		CrashProbability:         rate(0.0005),
+		CrashIOFactor:            10,
+		RestartDelayMeanTicks:    10 + r.IntN(1000),
+		PauseProbability:         rate(0.0002),
+		PauseMeanTicks:           10 + r.IntN(300),
+		ClockOffsetMaxNs:         r.Int64N(5_000_000_000),
+		ClockDriftMaxPPB:         r.Int64N(200_000),
+		Auth:                     r.IntN(2) == 0,
+	}
+	o.CrashLostProbability = (1 - o.CrashTornProbability) * r.Float64()
+	o.RotationWindow = o.Auth && r.IntN(3) == 0
+	// Clients: sometimes more than the simulation profile's 8 client-table
+	// slots, so sessions get evicted.
+	o.Clients = 1 + r.IntN(12)
+	o.Requests = 20 + r.IntN(180)
+	return o
+}
+
+// NoFaults turns every fault off (vopr -faults=none): the protocol alone.
+func (o *Options) NoFaults() {
+	o.ResetProbability, o.PartitionProbability, o.ClogProbability, o.CorruptProbability = 0, 0, 0, 0
+	o.LatentProbability, o.CorruptSectorProbability, o.MisdirectProbability = 0, 0, 0
+	o.CrashProbability, o.PauseProbability = 0, 0
+	o.ClockOffsetMaxNs, o.ClockDriftMaxPPB = 0, 0
+}
+
+// Check reports the first knob out of its range.
+func (o *Options) Check() error {
+	prob := func(name string, p float64) error {
+		if p < 0 || p > 1 {
+			return fmt.Errorf("%s %v outside [0, 1]", name, p)
+		}
+		return nil
+	}
+	switch {
+	case o.Replicas < 1 || o.Replicas > 6:
+		return fmt.Errorf("replicas %d outside 1..6", o.Replicas)
+	case o.Clients < 1 || o.Clients > 64:
+		return fmt.Errorf("clients %d outside 1..64", o.Clients)
+	case o.Requests < 0 || o.Requests > 100_000:
+		return fmt.Errorf("requests %d outside 0..100000", o.Requests)
+	case o.SafetyTicksMax < 1 || o.LivenessTicksMax < 1:
+		return fmt.Errorf("tick budgets must be positive")
+	case o.DelayMinNs < 0 || o.DelayMeanNs < 0 || o.ClogDurationMeanNs < 0:
+		return fmt.Errorf("negative network delay")
+	case o.ReadLatencyMeanNs < 0 || o.WriteLatencyMeanNs < 0 || o.SyncLatencyMeanNs < 0:
+		return fmt.Errorf("negative storage latency")
+	case o.RestartDelayMeanTicks < 0 || o.PauseMeanTicks < 0 || o.CrashIOFactor < 0:
+		return fmt.Errorf("negative process knob")
+	case o.ClockOffsetMaxNs < 0 || o.ClockDriftMaxPPB < 0 || o.ClockDriftMaxPPB > 1_000_000:
+		return fmt.Errorf("clock knobs outside their range")
+	case o.PartitionMode > network.PartitionUniformPartition || o.PartitionSymmetry > network.PartitionOneWay:
+		return fmt.Errorf("partition mode or symmetry out of range")
+	case o.RotationWindow && !o.Auth:
+		return fmt.Errorf("a rotation window needs auth")
+	case o.CrashTornProbability+o.CrashLostProbability > 1:
+		return fmt.Errorf("crash torn + lost probabilities above 1")
+	}
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{
+		{"reset", o.ResetProbability}, {"partition", o.PartitionProbability}, {"unpartition", o.UnpartitionProbability},
+		{"clog", o.ClogProbability}, {"corrupt", o.CorruptProbability}, {"latent", o.LatentProbability},
+		{"corrupt-sector", o.CorruptSectorProbability}, {"misdirect", o.MisdirectProbability},
+		{"crash", o.CrashProbability}, {"pause", o.PauseProbability},
+	} {
+		if err := prob(p.name, p.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Field is one knob as printed: its flag name and value.
+type Field struct {
+	Name  string
+	Value string
+}
+
+// Fields lists the knobs in a fixed order, named as vopr's flags, for the
+// options lines printed at the start of a run.
+func (o *Options) Fields() []Field {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	return []Field{
+		{"replicas", i(int64(o.Replicas))}, {"clients", i(int64(o.Clients))}, {"requests", i(int64(o.Requests))},
+		{"lite", strconv.FormatBool(o.Lite)}, {"safety-ticks", i(int64(o.SafetyTicksMax))},
+		{"liveness-ticks", i(int64(o.LivenessTicksMax))},
+		{"delay-min-ns", i(o.DelayMinNs)}, {"delay-mean-ns", i(o.DelayMeanNs)},
+		{"reset", f(o.ResetProbability)}, {"partition-mode", partitionModeName(o.PartitionMode)},
+		{"partition-symmetry", partitionSymmetryName(o.PartitionSymmetry)},
+		{"partition", f(o.PartitionProbability)}, {"unpartition", f(o.UnpartitionProbability)},
+		{"clog", f(o.ClogProbability)}, {"clog-mean-ns", i(o.ClogDurationMeanNs)},
+		{"corrupt", f(o.CorruptProbability)},
+		{"read-latency-ns", i(o.ReadLatencyMeanNs)}, {"write-latency-ns", i(o.WriteLatencyMeanNs)},
+		{"sync-latency-ns", i(o.SyncLatencyMeanNs)},
+		{"latent", f(o.LatentProbability)}, {"corrupt-sector", f(o.CorruptSectorProbability)},
+		{"misdirect", f(o.MisdirectProbability)}, {"crash-torn", f(o.CrashTornProbability)},
+		{"crash-lost", f(o.CrashLostProbability)},
+		{"crash", f(o.CrashProbability)}, {"crash-io-factor", f(o.CrashIOFactor)},
+		{"restart-ticks", i(int64(o.RestartDelayMeanTicks))}, {"pause", f(o.PauseProbability)},
+		{"pause-ticks", i(int64(o.PauseMeanTicks))},
+		{"clock-offset-ns", i(o.ClockOffsetMaxNs)}, {"clock-drift-ppb", i(o.ClockDriftMaxPPB)},
+		{"auth", strconv.FormatBool(o.Auth)}, {"rotation", strconv.FormatBool(o.RotationWindow)},
+	}
+}
+
+// String is the options as `key=value` words.
+func (o *Options) String() string {
+	var b strings.Builder
+	for i, f := range o.Fields() {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(f.Name + "=" + f.Value)
+	}
+	return b.String()
+}
+
+// PartitionModeNames and PartitionSymmetryNames name the modes as flags take them.
+var (
+	partitionModeNames     = []string{"none", "isolate-single", "uniform-size", "uniform-partition"}
+	partitionSymmetryNames = []string{"symmetric", "one-way"}
+)
+
+func partitionModeName(m network.PartitionMode) string {
+	if int(m) < len(partitionModeNames) {
+		return partitionModeNames[m]
+	}
+	return strconv.Itoa(int(m))
+}
+
+func partitionSymmetryName(s network.PartitionSymmetry) string {
+	if int(s) < len(partitionSymmetryNames) {
+		return partitionSymmetryNames[s]
+	}
+	return strconv.Itoa(int(s))
+}
+
+// ParsePartitionMode reads a partition mode by name.
+func ParsePartitionMode(s string) (network.PartitionMode, error) {
+	for i, n := range partitionModeNames {
+		if n == s {
+			return network.PartitionMode(i), nil
+		}
+	}
+	return 0, fmt.Errorf("partition mode %q: want one of %s", s, strings.Join(partitionModeNames, ", "))
+}
+
+// ParsePartitionSymmetry reads a partition symmetry by name.
+func ParsePartitionSymmetry(s string) (network.PartitionSymmetry, error) {
+	for i, n := range partitionSymmetryNames {
+		if n == s {
+			return network.PartitionSymmetry(i), nil
+		}
+	}
+	return 0, fmt.Errorf("partition symmetry %q: want one of %s", s, strings.Join(partitionSymmetryNames, ", "))
+}

@@ -1,0 +1,154 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Outcome is how a run ended.
+type Outcome uint8
+
+const (
+	// Pass: no violation; the liveness phase converged, was explained, or
+	// was skipped (Lite).
+	Pass Outcome = iota
+	// SimError: the simulator itself failed (a harness bug, not the replica's).
+	SimError
+	// Liveness: the core did not converge within its budget, and the stall is
+	// not one the protocol cannot avoid.
+	Liveness
+	// Correctness: a checker violation, or a panic inside replica code.
+	Correctness
+)
+
+// ExitCode is vopr's exit status for the outcome (DESIGN.md, "The command").
+func (o Outcome) ExitCode() int {
+	switch o {
+	case SimError:
+		return 1
+	case Liveness:
+		return 128
+	case Correctness:
+		return 129
+	}
+	return 0
+}
+
+// String is the outcome as the summary line prints it.
+func (o Outcome) String() string {
+	switch o {
+	case SimError:
+		return "error"
+	case Liveness:
+		return "liveness"
+	case Correctness:
+		return "correctness"
+	}
+	return "pass"
+}
+
+// Worse reports whether o is a worse outcome than p (129 > 128 > 1 > 0).
+func (o Outcome) Worse(p Outcome) bool { return o.rank() > p.rank() }
+
+func (o Outcome) rank() int {
+	switch o {
+	case Correctness:
+		return 3
+	case Liveness:
+		return 2
+	case SimError:
+		return 1
+	}
+	return 0
+}
+
+// LivenessVerdict is what the liveness phase concluded.
+type LivenessVerdict uint8
+
+const (
+	LivenessSkipped   LivenessVerdict = iota // Lite, or the run failed before it
+	LivenessConverged                        // the core converged
+	LivenessExplained                        // a stall the protocol cannot avoid; Explanation says why
+	LivenessFailed                           // no convergence, no excuse
+)
+
+func (v LivenessVerdict) String() string {
+	switch v {
+	case LivenessConverged:
+		return "converged"
+	case LivenessExplained:
+		return "explained"
+	case LivenessFailed:
+		return "failed"
+	}
+	return "skipped"
+}
+
+// Result is what one run reports.
+type Result struct {
+	Seed        uint64
+	Options     Options
+	Outcome     Outcome
+	Liveness    LivenessVerdict
+	Violation   string   // the violation (Correctness) or the stall (Liveness), named
+	Explanation string   // why a stall was excused (LivenessExplained)
+	Evidence    []string // the events that led to a failure, oldest first
+
+	Ticks         uint64
+	Requests      uint64 // requests the clients invoked
+	Replies       uint64 // requests that got a reply
+	Indefinite    uint64 // requests whose outcome is unknown (evicted in flight)
+	Commits       uint64 // highest op committed
+	ViewChanges   uint64 // views started
+	Crashes       uint64
+	Restarts      uint64
+	Pauses        uint64
+	Partitions    uint64
+	Resets        uint64
+	Clogs         uint64
+	Corruptions   uint64 // frames corrupted on the wire
+	StorageFaults uint64 // sectors made unreadable or corrupt, misdirected writes
+	TornSectors   uint64 // sectors torn by crashes
+	Evictions     uint64
+	Frames        uint64 // frames sent on the network
+	// FramesByCommand counts the frames sent, by command name (snake_case).
+	FramesByCommand map[string]uint64
+	Digest          uint64
+	// Probes counts the coverage probes that fired, by name.
+	Probes map[string]int
+}
+
+// Summary is the last line of a run's output: `key=value` words in a fixed
+// order, with no wall time (DESIGN.md, "The command").
+func (r *Result) Summary() string {
+	words := []string{
+		fmt.Sprintf("seed=%d", r.Seed),
+		"result=" + r.Outcome.String(),
+		"liveness=" + r.Liveness.String(),
+		fmt.Sprintf("replicas=%d", r.Options.Replicas),
+		fmt.Sprintf("clients=%d", r.Options.Clients),
+		fmt.Sprintf("ticks=%d", r.Ticks),
+		fmt.Sprintf("requests=%d", r.Requests),
+		fmt.Sprintf("commits=%d", r.Commits),
+		fmt.Sprintf("view_changes=%d", r.ViewChanges),
+		fmt.Sprintf("crashes=%d", r.Crashes),
+		fmt.Sprintf("restarts=%d", r.Restarts),
+		fmt.Sprintf("partitions=%d", r.Partitions),
+		fmt.Sprintf("resets=%d", r.Resets),
+		fmt.Sprintf("storage_faults=%d", r.StorageFaults),
+		fmt.Sprintf("frames=%d", r.Frames),
+		fmt.Sprintf("digest=%016x", r.Digest),
+	}
+	return strings.Join(words, " ")
+}
+
+// ProbeNames returns the names of the probes that fired, sorted.
+func (r *Result) ProbeNames() []string {
+	names := make([]string, 0, len(r.Probes))
+	for n := range r.Probes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

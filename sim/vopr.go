@@ -1,0 +1,421 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"runtime/debug"
+	"strings"
+
+	"github.com/iggy-vopr/vopr/network"
+	"github.com/iggy-vopr/vopr/replica"
+	"github.com/iggy-vopr/vopr/replica/vsr"
+	"github.com/iggy-vopr/vopr/replica/wire"
+	"github.com/iggy-vopr/vopr/sim/kernel"
+	"github.com/iggy-vopr/vopr/storage"
+	"github.com/iggy-vopr/vopr/workload"
+)
+
+// clusterOptions turns the VOPR's knobs into a cluster.
+func clusterOptions(o Options) ClusterOptions {
+	c := DefaultClusterOptions(o.Seed, o.Replicas, o.Clients)
+	c.Requests = o.Requests
+	c.Auth, c.RotationWindow = o.Auth, o.RotationWindow
+	c.ClockOffsetMaxNs, c.ClockDriftMaxPPB = o.ClockOffsetMaxNs, o.ClockDriftMaxPPB
+	n := network.DefaultOptions()
+	n.DelayMinNs, n.DelayMeanNs = o.DelayMinNs, o.DelayMeanNs
+	n.ResetProbability = o.ResetProbability
+	n.PartitionMode, n.PartitionSymmetry = o.PartitionMode, o.PartitionSymmetry
+	n.PartitionProbability, n.UnpartitionProbability = o.PartitionProbability, o.UnpartitionProbability
+	n.PartitionStabilityMinTicks, n.UnpartitionStabilityMinTicks = 100, 50
+	n.ClogProbability, n.ClogDurationMeanNs = o.ClogProbability, o.ClogDurationMeanNs
+	n.CorruptProbability = o.CorruptProbability
+	c.Network = n
+	c.Storage = storage.Options{
+		ReadLatency:          storage.Latency{MinNs: 5_000, MeanNs: o.ReadLatencyMeanNs},
+		WriteLatency:         storage.Latency{MinNs: 5_000, MeanNs: o.WriteLatencyMeanNs},
+		SyncLatency:          storage.Latency{MinNs: 20_000, MeanNs: o.SyncLatencyMeanNs},
+		Faults:               storage.Faults{LatentProbability: o.LatentProbability, CorruptProbability: o.CorruptSectorProbability, MisdirectProbability: o.MisdirectProbability},
+		CrashTornProbability: o.CrashTornProbability,
+		CrashLostProbability: o.CrashLostProbability,
+	}
+	return c
+}
+
+// vopr is one run in progress.
+type vopr struct {
+	o       Options
+	c       *Cluster
+	chaos   *rand.Rand
+	res     *Result
+	trace   io.Writer
+	faulted bool // process faults on (the safety phase)
+	core    []bool
+}
+
+// runVOPR is Run.
+func runVOPR(o Options, trace io.Writer) (res Result) {
+	res = Result{Seed: o.Seed, Options: o, Probes: map[string]int{}}
+	if err := o.Check(); err != nil {
+		res.Outcome, res.Violation = SimError, "bad options: "+err.Error()
+		return res
+	}
+	v := &vopr{o: o, res: &res, trace: trace, faulted: true}
+	defer func() {
+		if p := recover(); p != nil {
+			v.recovered(p, string(debug.Stack()))
+		}
+		v.finish()
+	}()
+	v.c = NewCluster(clusterOptions(o))
+	v.chaos = v.c.Streams.Stream("vopr.process")
+	v.c.OnEvent = v.onEvent
+	v.c.Loop.At(v.c.Loop.Now(), v, 0)
+	if !v.safety() {
+		return res
+	}
+	if o.Lite {
+		res.Liveness = LivenessSkipped
+		return res
+	}
+	v.liveness()
+	return res
+}
+
+// recovered classifies a panic: one raised in replica (or checker) code is
+// a correctness failure, anything else a simulator error.
+func (v *vopr) recovered(p any, stack string) {
+	origin := panicOrigin(stack)
+	v.res.Evidence = nil
+	if v.c != nil {
+		v.res.Evidence = v.c.Checker.Evidence()
+	}
+	if strings.Contains(origin, "iggy-vopr/vopr/replica") || strings.Contains(origin, "iggy-vopr/vopr/storage.") {
+		v.res.Outcome = Correctness
+		v.res.Violation = fmt.Sprintf("replica panic: %v (in %s)", p, origin)
+		return
+	}
+	v.res.Outcome = SimError
+	v.res.Violation = fmt.Sprintf("simulator panic: %v (in %s)", p, origin)
+}
+
+// panicOrigin returns the first function below the panic in a stack trace.
+func panicOrigin(stack string) string {
+	lines := strings.Split(stack, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "panic(") && i+2 < len(lines) {
+			return strings.TrimSpace(lines[i+2])
+		}
+	}
+	return "unknown"
+}
+
+// Fire is the VOPR's own per-tick event: process faults and the checker's
+// verdict.
+func (v *vopr) Fire(nowNs int64, _ uint64) (string, int32, uint64) {
+	v.c.Loop.After(kernel.TickNs, v, 0)
+	if !v.faulted {
+		return "", 0, 0
+	}
+	for _, n := range v.c.Replicas {
+		switch {
+		case n.Up() && !n.Paused():
+			p := v.o.CrashProbability
+			if n.Device().InFlight() > 0 {
+				p *= v.o.CrashIOFactor
+			}
+			if v.chaos.Float64() < p {
+				n.Crash()
+				v.c.Loop.After(v.drawTicks(v.o.RestartDelayMeanTicks)*kernel.TickNs, restartEvent{v, n}, uint64(n.incarnation))
+				return "vopr.crash", int32(n.ID()), 0
+			}
+			if v.chaos.Float64() < v.o.PauseProbability {
+				n.Pause()
+				v.res.Pauses++
+				v.c.Loop.After(v.drawTicks(v.o.PauseMeanTicks)*kernel.TickNs, resumeEvent{n}, 0)
+				return "vopr.pause", int32(n.ID()), 0
+			}
+		}
+	}
+	return "", 0, 0
+}
+
+func (v *vopr) drawTicks(mean int) int64 {
+	return 1 + int64(v.chaos.ExpFloat64()*float64(mean))
+}
+
+type restartEvent struct {
+	v *vopr
+	n *ReplicaNode
+}
+
+func (e restartEvent) Fire(nowNs int64, incarnation uint64) (string, int32, uint64) {
+	if e.n.Up() || uint64(e.n.incarnation) != incarnation || !e.v.faulted {
+		return "", 0, 0
+	}
+	e.n.Restart()
+	return "vopr.restart", int32(e.n.ID()), 0
+}
+
+type resumeEvent struct{ n *ReplicaNode }
+
+func (e resumeEvent) Fire(nowNs int64, _ uint64) (string, int32, uint64) {
+	if !e.n.Paused() {
+		return "", 0, 0
+	}
+	e.n.Resume()
+	return "vopr.resume", int32(e.n.ID()), 0
+}
+
+// safety runs the safety phase: faults on, until every client is done or
+// the budget ends. It reports false when the run failed.
+func (v *vopr) safety() bool {
+	for tick := 0; tick < v.o.SafetyTicksMax; tick++ {
+		if clientsAllDone(v.c) {
+			break
+		}
+		v.c.Loop.RunUntil(v.c.Loop.Now()+kernel.TickNs, 0)
+		if v.violated() {
+			return false
+		}
+	}
+	return true
+}
+
+func (v *vopr) violated() bool {
+	if viol := v.c.Checker.Violation(); viol != nil {
+		v.res.Outcome = Correctness
+		v.res.Violation = viol.Error()
+		v.res.Evidence = v.c.Checker.Evidence()
+		return true
+	}
+	return false
+}
+
+func clientsAllDone(c *Cluster) bool {
+	for _, cl := range c.Clients {
+		if !cl.Done() {
+			return false
+		}
+	}
+	return true
+}
+
+// liveness heals a random core of at least a view-change quorum, freezes
+// the rest, and requires convergence within the budget (DESIGN.md,
+// "Phases").
+func (v *vopr) liveness() {
+	c, n := v.c, v.o.Replicas
+	v.faulted = false
+	size := vsr.QuorumViewChange(n) + v.chaos.IntN(n-vsr.QuorumViewChange(n)+1)
+	perm := v.chaos.Perm(n)
+	v.core = make([]bool, n)
+	heal := []network.NodeID{}
+	for _, i := range perm[:size] {
+		v.core[i] = true
+		heal = append(heal, network.NodeID(i))
+	}
+	for _, cl := range c.Clients {
+		heal = append(heal, cl.node)
+	}
+	c.Net.FaultsOff()
+	c.Net.Heal(heal)
+	for i, rn := range c.Replicas {
+		if !v.core[i] {
+			rn.Crash() // frozen: it stays down, its disk as it is
+			continue
+		}
+		rn.Device().FaultsOff()
+		if rn.Paused() {
+			rn.Resume()
+		}
+		rn.Restart()
+	}
+	for tick := 0; tick < v.o.LivenessTicksMax; tick++ {
+		if v.converged() {
+			v.res.Liveness = LivenessConverged
+			return
+		}
+		c.Loop.RunUntil(c.Loop.Now()+kernel.TickNs, 0)
+		if v.violated() {
+			return
+		}
+	}
+	if v.converged() {
+		v.res.Liveness = LivenessConverged
+		return
+	}
+	if why := v.explain(); why != "" {
+		v.res.Liveness, v.res.Explanation = LivenessExplained, why
+		return
+	}
+	v.res.Outcome, v.res.Liveness = Liveness, LivenessFailed
+	v.res.Violation = "the core did not converge: " + v.coreState()
+	v.res.Evidence = c.Checker.Evidence()
+}
+
+// converged: every client is done, and every core replica is up, Normal,
+// and has applied everything committed anywhere.
+func (v *vopr) converged() bool {
+	if !clientsAllDone(v.c) {
+		return false
+	}
+	top := v.c.Checker.Committed()
+	for i, rn := range v.c.Replicas {
+		if !v.core[i] {
+			continue
+		}
+		r := rn.Replica()
+		if r == nil || r.Metadata().Status() != vsr.StatusNormal || r.Metadata().CommitMin() < top {
+			return false
+		}
+	}
+	return true
+}
+
+// explain names a stall the protocol cannot avoid: a committed op that no
+// core replica holds (with its committed identity) can never be applied by
+// the core; the frozen replicas may have it. "" when there is none.
+func (v *vopr) explain() string {
+	lowest := v.c.Checker.Committed()
+	for i, rn := range v.c.Replicas {
+		if v.core[i] && rn.Replica() != nil {
+			lowest = min(lowest, rn.Replica().Metadata().CommitMin())
+		}
+	}
+	for op := lowest + 1; op <= v.c.Checker.Committed(); op++ {
+		h, _ := v.c.Checker.Header(op)
+		held := false
+		for i, rn := range v.c.Replicas {
+			if !v.core[i] || rn.Replica() == nil {
+				continue
+			}
+			if f, ok := rn.Replica().Journal().Frame(op); ok && wire.HeaderOf(f).Checksum() == h.Checksum() {
+				held = true
+				break
+			}
+		}
+		if !held {
+			return fmt.Sprintf("committed op %d is missing on every core replica", op)
+		}
+	}
+	return ""
+}
+
+func (v *vopr) coreState() string {
+	var parts []string
+	for i, rn := range v.c.Replicas {
+		if !v.core[i] {
+			continue
+		}
+		r := rn.Replica()
+		if r == nil {
+			parts = append(parts, fmt.Sprintf("replica %d down", i))
+			continue
+		}
+		g := r.Metadata()
+		parts = append(parts, fmt.Sprintf("replica %d %v view %d op %d commit %d/%d", i, g.Status(), g.View(), g.Op(), g.CommitMin(), g.CommitMax()))
+	}
+	done := 0
+	for _, cl := range v.c.Clients {
+		if cl.Done() {
+			done++
+		}
+	}
+	return fmt.Sprintf("%s; %d of %d clients done; %d ops committed", strings.Join(parts, ", "), done, len(v.c.Clients), v.c.Checker.Committed())
+}
+
+// onEvent counts and traces replica events.
+func (v *vopr) onEvent(e replica.Event) {
+	if e.Kind == replica.EventGroup && e.Group.Kind == vsr.EventStartView {
+		v.res.ViewChanges++
+	}
+	if v.trace != nil {
+		v.writeTrace(e)
+	}
+}
+
+type traceLine struct {
+	AtNs    int64  `json:"at_ns"`
+	Replica uint8  `json:"replica"`
+	Kind    string `json:"kind"`
+	Status  string `json:"status,omitempty"`
+	View    uint32 `json:"view,omitempty"`
+	LogView uint32 `json:"log_view,omitempty"`
+	Op      uint64 `json:"op,omitempty"`
+	Commit  uint64 `json:"commit,omitempty"`
+	ID      string `json:"identity,omitempty"`
+	Probe   string `json:"probe,omitempty"`
+	Client  string `json:"client,omitempty"`
+	Request uint64 `json:"request,omitempty"`
+}
+
+func (v *vopr) writeTrace(e replica.Event) {
+	l := traceLine{AtNs: v.c.Loop.Now(), Replica: e.Replica}
+	switch e.Kind {
+	case replica.EventGroup:
+		g := e.Group
+		l.Kind, l.View, l.LogView, l.Op, l.Commit, l.Probe = g.Kind.String(), g.View, g.LogView, g.Op, g.Commit, g.Probe
+		if g.Kind == vsr.EventStatus {
+			l.Status = g.Status.String()
+		}
+		if g.Kind == vsr.EventCommitted || g.Kind == vsr.EventPrepared {
+			l.ID = g.Header.Checksum().String()
+		}
+	case replica.EventReply:
+		l.Kind, l.Op, l.Client, l.Request = "reply", e.Op, e.Client.String(), e.Request
+	case replica.EventReplay:
+		l.Kind, l.Client, l.Request = "replay", e.Client.String(), e.Request
+	case replica.EventEviction:
+		l.Kind, l.Client = "eviction", e.Client.String()
+	case replica.EventDeny:
+		l.Kind, l.Client, l.Request = "deny", e.Client.String(), e.Request
+	case replica.EventProbe:
+		l.Kind, l.Probe = "probe", e.Probe
+	}
+	b, _ := json.Marshal(l)
+	v.trace.Write(append(b, '\n'))
+}
+
+// finish fills the result's counters from the cluster.
+func (v *vopr) finish() {
+	c, r := v.c, v.res
+	if c == nil {
+		return
+	}
+	r.Ticks = uint64(c.Loop.Now() / kernel.TickNs)
+	r.Requests = c.Requests
+	r.Commits = c.Checker.Committed()
+	r.Crashes, r.Restarts = c.Crashes, c.Restarts
+	ns := c.Net.Stats()
+	r.Partitions, r.Resets, r.Clogs, r.Corruptions = ns.Partitions, ns.ResetsTotal(), ns.Clogs, ns.FramesCorrupted
+	r.Frames = ns.FramesSent
+	r.FramesByCommand = map[string]uint64{}
+	for _, s := range c.Net.CommandStats() {
+		r.FramesByCommand[wire.Command(s.Command).SnakeName()] = s.FramesSent
+	}
+	for _, rn := range c.Replicas {
+		s := rn.Device().Stats()
+		r.StorageFaults += s.LatentMarked + s.CorruptMarked + s.Misdirected
+		r.TornSectors += s.CrashTorn
+	}
+	for _, cl := range c.Clients {
+		r.Evictions += uint64(cl.Workload().Evictions)
+		for _, d := range cl.Completions {
+			switch d.Kind {
+			case workload.Replied, workload.Denied:
+				r.Replies++
+			case workload.Indefinite:
+				r.Indefinite++
+			}
+		}
+	}
+	for name, count := range c.Probes {
+		r.Probes[name] = count
+	}
+	if r.Crashes > 0 {
+		r.Probes["process crashed"] += int(r.Crashes)
+	}
+	r.Digest = c.Loop.Digest()
+}

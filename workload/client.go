@@ -1,0 +1,270 @@
+package workload
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/iggy-vopr/vopr/replica/wire"
+)
+
+// ConnID names a client's connection to a replica.
+type ConnID uint64
+
+// Transport is what a client needs from the network.
+type Transport interface {
+	// Dial connects to replica target's client port; Connected or
+	// DialFailed follows.
+	Dial(target int) ConnID
+	Send(c ConnID, frame []byte) bool
+	Close(c ConnID)
+	// Now is the virtual time, for the history.
+	Now() int64
+}
+
+// Config describes one client.
+type Config struct {
+	Index    int // the client's index in the workload
+	Replicas int
+	// Requests is how many requests the client sends after registering
+	// (a Register after an eviction does not count).
+	Requests int
+	// TimeoutTicks is how long a request waits for a reply before the client
+	// resends it to the next replica.
+	TimeoutTicks int
+	// Rand is the client's own seeded stream: its ids and, with Mix nil
+	// and Ops empty, nothing else.
+	Rand *rand.Rand
+	// Mix draws the requests; nil: only Submit'ted ops are sent.
+	Mix *Mix
+}
+
+type connState uint8
+
+const (
+	connIdle connState = iota
+	connDialing
+	connOpen
+)
+
+type inFlight struct {
+	inv      Invocation
+	frame    []byte
+	ticks    int // ticks since the last send
+	attempts int
+	register bool
+}
+
+// Client is one simulated client.
+type Client struct {
+	cfg Config
+	t   Transport
+	rec Recorder
+
+	id         wire.U128
+	session    uint64
+	registered bool   // it held a session at least once
+	request    uint64 // the last request number used
+	sent       int    // requests invoked (Registers excluded)
+
+	target  int
+	conn    ConnID
+	state   connState
+	pending *inFlight
+	queue   []Op
+
+	// Counters.
+	Evictions int
+	Timeouts  int
+}
+
+// New returns a client; it dials on its first tick.
+func New(cfg Config, t Transport, rec Recorder) *Client {
+	if cfg.Replicas < 1 || cfg.TimeoutTicks < 1 || cfg.Rand == nil || t == nil || rec == nil {
+		panic(fmt.Sprintf("workload: bad client config %+v", cfg))
+	}
+	c := &Client{cfg: cfg, t: t, rec: rec, target: cfg.Index % cfg.Replicas}
+	c.newIdentity()
+	return c
+}
+
+func (c *Client) newIdentity() {
+	c.id = wire.U128{Lo: c.cfg.Rand.Uint64() | 1, Hi: c.cfg.Rand.Uint64()}
+	c.session = 0
+}
+
+// Submit queues an op (scripted tests); a Mix draws them otherwise.
+func (c *Client) Submit(op Op) { c.queue = append(c.queue, op) }
+
+// ID returns the id the client currently sends under.
+func (c *Client) ID() wire.U128 { return c.id }
+
+// Session returns the client's session epoch, 0 while unregistered.
+func (c *Client) Session() uint64 { return c.session }
+
+// Done reports whether the client has registered, sent every request and
+// seen each of them end (a reply, a denial, or an eviction). A client
+// evicted after its last request does not register again: it has nothing
+// left to send, and a done client re-registering would evict the others
+// forever when there are more clients than client-table slots.
+func (c *Client) Done() bool {
+	return c.pending == nil && c.registered && !c.hasWork()
+}
+
+func (c *Client) hasWork() bool {
+	return len(c.queue) > 0 || c.cfg.Mix != nil && c.sent < c.cfg.Requests
+}
+
+// Pending reports whether a request is in flight.
+func (c *Client) Pending() bool { return c.pending != nil }
+
+// Tick advances the client's timers by one tick.
+func (c *Client) Tick() {
+	if c.pending != nil {
+		c.pending.ticks++
+		if c.pending.ticks >= c.cfg.TimeoutTicks {
+			c.Timeouts++
+			c.failover()
+			return
+		}
+	}
+	switch c.state {
+	case connIdle:
+		c.dial()
+	case connOpen:
+		c.next()
+	}
+}
+
+// failover drops the connection and moves to the next replica; the request
+// in flight is resent there, unchanged.
+func (c *Client) failover() {
+	if c.state != connIdle {
+		c.t.Close(c.conn)
+	}
+	c.state = connIdle
+	c.target = (c.target + 1) % c.cfg.Replicas
+	if c.pending != nil {
+		c.pending.ticks = 0
+	}
+	c.dial()
+}
+
+func (c *Client) dial() {
+	c.state = connDialing
+	c.conn = c.t.Dial(c.target)
+}
+
+// next starts the next request when none is in flight.
+func (c *Client) next() {
+	if c.pending != nil {
+		return
+	}
+	var p inFlight
+	switch {
+	case c.session == 0 && c.registered && !c.hasWork():
+		return
+	case c.session == 0:
+		p = inFlight{register: true, inv: Invocation{Operation: wire.OperationRegister}}
+	case len(c.queue) > 0:
+		op := c.queue[0]
+		c.queue = c.queue[1:]
+		p.inv = Invocation{Operation: op.Operation, Body: op.Body}
+	case c.cfg.Mix != nil && c.sent < c.cfg.Requests:
+		op := c.cfg.Mix.Next()
+		p.inv = Invocation{Operation: op.Operation, Body: op.Body}
+	default:
+		return
+	}
+	p.inv.Client, p.inv.ClientID, p.inv.AtNs = c.cfg.Index, c.id, c.t.Now()
+	if !p.register {
+		c.request++
+		c.sent++
+		p.inv.Session, p.inv.Request = c.session, c.request
+		p.inv.Checksum = wire.BodySeal(p.inv.Body)
+	}
+	h := wire.RequestHeader{Client: c.id, Session: p.inv.Session, Request: p.inv.Request,
+		Operation: p.inv.Operation, RequestChecksum: p.inv.Checksum}
+	p.frame = wire.BuildFrame(&h, p.inv.Body)
+	c.pending = &p
+	c.rec.Invoke(p.inv)
+	c.send()
+}
+
+func (c *Client) send() {
+	c.pending.attempts++
+	c.pending.ticks = 0
+	c.t.Send(c.conn, c.pending.frame)
+}
+
+// Connected: a dial completed; the request in flight, if any, is resent.
+func (c *Client) Connected(conn ConnID) {
+	if conn != c.conn || c.state != connDialing {
+		return
+	}
+	c.state = connOpen
+	if c.pending != nil {
+		c.send()
+		return
+	}
+	c.next()
+}
+
+// DialFailed: the replica is down or cut off; try the next one.
+func (c *Client) DialFailed(conn ConnID) {
+	if conn == c.conn {
+		c.state = connIdle
+		c.target = (c.target + 1) % c.cfg.Replicas
+	}
+}
+
+// Closed: the connection is gone; the next tick dials again.
+func (c *Client) Closed(conn ConnID) {
+	if conn == c.conn {
+		c.state = connIdle
+	}
+}
+
+// Received handles a frame from the replica.
+func (c *Client) Received(conn ConnID, frame []byte) {
+	if conn != c.conn || wire.Validate(frame) != nil {
+		return
+	}
+	h := wire.HeaderOf(frame)
+	switch h.Command() {
+	case wire.CommandReply:
+		var r wire.ReplyHeader
+		r.Decode(h)
+		p := c.pending
+		if p == nil || r.Client != c.id || r.Request != p.inv.Request {
+			return // stale, or for a request already done
+		}
+		kind := Replied
+		if r.Status != 0 {
+			kind = Denied
+		}
+		if p.register {
+			if kind != Replied {
+				return // a Register refusal: keep trying
+			}
+			c.session, c.registered = r.Commit, true
+		}
+		c.rec.Complete(Completion{Client: c.cfg.Index, ClientID: c.id, Request: p.inv.Request, Kind: kind,
+			Frame: append([]byte(nil), frame...), Attempts: p.attempts, AtNs: c.t.Now()})
+		c.pending = nil
+		c.next()
+	case wire.CommandEviction:
+		var e wire.EvictionHeader
+		e.Decode(h)
+		if e.Client != c.id {
+			return
+		}
+		c.Evictions++
+		if p := c.pending; p != nil {
+			c.rec.Complete(Completion{Client: c.cfg.Index, ClientID: c.id, Request: p.inv.Request, Kind: Indefinite,
+				Reason: e.Reason, Attempts: p.attempts, AtNs: c.t.Now()})
+		}
+		c.pending = nil
+		c.newIdentity()
+		c.next()
+	}
+}
