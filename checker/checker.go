@@ -72,7 +72,6 @@ type invocation struct {
 	done bool
 }
 
-
 // New returns a checker for a cluster of n replicas.
 func New(n int) *Checker {
 	c := &Checker{

@@ -7,13 +7,13 @@ import (
 
 // Names of the violations, in the field's vocabulary.
 const (
-	DivergentCommit      = "divergent commit"          // two replicas committed different prepares at one op
-	CommittedOpReplaced  = "committed op replaced"     // an op committed earlier was committed again as another prepare (lost write)
-	HashChainBreak       = "hash chain break"          // a committed prepare's parent is not the identity of the op before it
-	LogGap               = "log gap"                   // a replica committed an op out of order
-	TimestampRegression  = "timestamp regression"      // prepare timestamps do not strictly increase along the log
+	DivergentCommit      = "divergent commit"      // two replicas committed different prepares at one op
+	CommittedOpReplaced  = "committed op replaced" // an op committed earlier was committed again as another prepare (lost write)
+	HashChainBreak       = "hash chain break"      // a committed prepare's parent is not the identity of the op before it
+	LogGap               = "log gap"               // a replica committed an op out of order
+	TimestampRegression  = "timestamp regression"  // prepare timestamps do not strictly increase along the log
 	ConflictingPrepares  = "two prepares for one view and op"
-	ConflictingStartView = "conflicting StartView"     // two StartViews of one view with different logs
+	ConflictingStartView = "conflicting StartView" // two StartViews of one view with different logs
 	ViewRegression       = "view regression after restart"
 	PhantomCommit        = "phantom commit"            // a committed client op no client sent
 	DuplicateApply       = "duplicate apply"           // a request committed twice (exactly-once broken)
