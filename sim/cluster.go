@@ -224,6 +224,7 @@ type ReplicaNode struct {
 	ticker      *kernel.Ticker
 	up          bool // the process is running (or booting)
 	paused      bool
+	formatted   bool     // its format completed
 	held        []func() // what happened while paused, in order
 	incarnation int
 	conns       map[network.ConnID]connKind // only looked up, never iterated
@@ -244,10 +245,15 @@ func (n *ReplicaNode) Up() bool { return n.up }
 func (n *ReplicaNode) format() {
 	cfg := n.c.replicaConfig(n.id)
 	n.up = true
-	replica.Format(cfg, n.dev, func(err error) {
+	inc := n.incarnation
+	replica.Format(cfg, pausableDevice{n, n.dev}, func(err error) {
 		if err != nil {
 			panic(fmt.Sprintf("sim: formatting replica %d: %v", n.id, err))
 		}
+		if !n.up || n.incarnation != inc {
+			return
+		}
+		n.formatted = true
 		n.boot(true)
 	})
 }
@@ -314,6 +320,11 @@ func (n *ReplicaNode) Restart() {
 	}
 	n.up = true
 	n.c.Restarts++
+	if !n.formatted {
+		// It crashed before its format finished: an operator formats again.
+		n.format()
+		return
+	}
 	n.boot(false)
 }
 

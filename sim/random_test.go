@@ -26,7 +26,7 @@ func TestRandomClusterRuns(t *testing.T) {
 	if *randomRuns > 0 {
 		runs = *randomRuns
 	}
-	regressions, err := kernel.ReadSeeds("../seeds/cluster-random.txt")
+	regressions, err := kernel.ReadSeeds("../seeds", "cluster-random")
 	if err != nil {
 		t.Fatal(err)
 	}

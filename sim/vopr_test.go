@@ -3,6 +3,8 @@ package sim
 import (
 	"flag"
 	"testing"
+
+	"github.com/iggy-vopr/vopr/sim/kernel"
 )
 
 var voprSeeds = flag.Int("vopr.seeds", 0, "how many swarm seeds TestVOPRCampaign runs (0: the default)")
@@ -13,6 +15,18 @@ func TestVOPRCampaign(t *testing.T) {
 	seeds := 20
 	if *voprSeeds > 0 {
 		seeds = *voprSeeds
+	}
+	regressions, err := kernel.ReadSeeds("../seeds", "vopr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, reg := range regressions {
+		if len(reg.Flags) > 0 {
+			continue // replayed with its flags by cmd/vopr's tests
+		}
+		if r := Run(Swarm(reg.Seed), nil); r.Outcome != Pass {
+			t.Errorf("regression %s (seed %d): %s: %s", reg.File, reg.Seed, r.Outcome, r.Violation)
+		}
 	}
 	for seed := uint64(1); seed <= uint64(seeds); seed++ {
 		o := Swarm(seed)

@@ -25,7 +25,7 @@ func TestRandomClusters(t *testing.T) {
 	if *randomSeeds > 0 {
 		seeds = *randomSeeds
 	}
-	regressions, err := kernel.ReadSeeds("../../seeds/vsr-random.txt")
+	regressions, err := kernel.ReadSeeds("../../seeds", "vsr-random")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,8 +42,11 @@ func (g *Group) requestRepair() {
 	if !ok {
 		return
 	}
+	// A backup asks its primary first (the primary serves only ops it knows
+	// are canonical, so its frames need no other check); after a stall it
+	// asks the others in turn and checks their frames by the hash chain.
 	peer := g.Primary()
-	if g.IsPrimary() || g.status == StatusViewChange {
+	if g.IsPrimary() || g.status == StatusViewChange || g.repair.attempts > 0 {
 		peer = g.repairPeer(lo)
 		if peer == g.cfg.Replica {
 			return
@@ -203,21 +206,21 @@ func (g *Group) onRequestPrepares(from uint8, h *wire.Header) {
 	g.deps.Out.Send(from, wire.BuildFrame(&done, nil))
 }
 
+// servable returns the frame to serve for op. The Normal primary serves only
+// ops it knows are canonical (applied, or matching the view's headers):
+// its backups accept its frames for committed ops without another check.
+// Anyone else serves whatever its journal holds, and the asker checks each
+// frame against a canonical identity it already has.
 func (g *Group) servable(op uint64) ([]byte, bool) {
 	frame, held := g.deps.Journal.Frame(op)
 	if !held {
 		return nil, false
 	}
-	id := wire.HeaderOf(frame).Checksum()
-	switch {
-	case op <= g.commitMin:
-		return frame, true
-	case g.status == StatusNormal:
-		c, ok := g.canon[op]
-		return frame, ok && c.Checksum() == id
-	default:
+	if !g.IsPrimary() || op <= g.commitMin {
 		return frame, true
 	}
+	c, ok := g.canon[op]
+	return frame, ok && c.Checksum() == wire.HeaderOf(frame).Checksum()
 }
 
 // onRepairPrepare: a repaired prepare arrives. It is kept only if its
@@ -313,7 +316,7 @@ func (g *Group) checkRepaired(op uint64, identity wire.U128) repairVerdict {
 		return repairReject
 	}
 	if g.status == StatusNormal && !g.IsPrimary() && g.repair.peer == g.Primary() && op <= g.commitMax {
-		return repairAccept
+		return repairAccept // the primary serves only canonical ops
 	}
 	return repairWait
 }

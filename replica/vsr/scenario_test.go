@@ -120,3 +120,67 @@ func TestLostPrepareOkIsResent(t *testing.T) {
 		t.Fatal("op 1 did not commit after the retransmission: the backup did not re-ack")
 	}
 }
+
+// TestQueuedProposalOwnsItsBody scripts what the first VOPR campaign found
+// (swarm seeds 1, 4, 5, 8 and 9 at 87dba21): a proposal queued behind a
+// full pipeline kept the caller's body slice, a network receive buffer the
+// network reuses, so the prepare built later carried whatever the buffer
+// held by then.
+func TestQueuedProposalOwnsItsBody(t *testing.T) {
+	c := newCluster(t, 1, 5)
+	r := c.replicas[0]
+	bodies := [][]byte{}
+	for i := range 6 { // a pipeline of 4, then two queued
+		body := []byte{byte(i), byte(i), byte(i)}
+		res := r.group.Propose(Proposal{Client: wire.U128From64(3), Request: uint64(i + 1), Body: body})
+		if res == Refused {
+			t.Fatalf("proposal %d refused", i)
+		}
+		bodies = append(bodies, append([]byte(nil), body...))
+		clear(body) // the caller reuses its buffer
+	}
+	c.settle()
+	for op := uint64(1); op <= 6; op++ {
+		f, ok := r.journal.Frame(op)
+		if !ok {
+			t.Fatalf("op %d not journaled", op)
+		}
+		if got := f[wire.HeaderSize:]; string(got) != string(bodies[op-1]) {
+			t.Fatalf("op %d body %x, proposed %x", op, got, bodies[op-1])
+		}
+	}
+}
+
+// TestRepairFromBackupsWhenThePrimaryCannotVouch scripts swarm seed 214 (at
+// 87dba21): every replica restarted and must replay the log, each missing a
+// different op. The primary serves only ops it can vouch for, so a backup
+// that asked only the primary waited forever; it must ask the others too
+// and check their frames by the hash chain.
+func TestRepairFromBackupsWhenThePrimaryCannotVouch(t *testing.T) {
+	c := newCluster(t, 3, 6)
+	r0 := c.replicas[0]
+	for req := uint64(1); req <= 6; req++ {
+		proposeAt(t, r0, req)
+		c.settle()
+	}
+	c.tick(0, 80)
+	if !c.committedEverywhere(6) {
+		t.Fatal("ops 1..6 not committed everywhere")
+	}
+	for i, r := range c.replicas {
+		r.crash()
+		// Each replica loses a different op it had made durable, and its
+		// superblock knows ops up to 6 committed, so the view change's
+		// headers start at op 6 and the rest must come down the chain.
+		lost := uint64(2 + i)
+		delete(r.journal.durable, lost)
+		r.journal.durableState.CommitMax = 6
+	}
+	for _, r := range c.replicas {
+		r.start(false)
+	}
+	if !c.runUntil(500000, func() bool { return c.committedEverywhere(6) }) {
+		c.dump()
+		t.Fatalf("the replicas did not replay the log (probes %v)", c.probes)
+	}
+}
