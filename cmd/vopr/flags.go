@@ -1,0 +1,454 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/iggy-vopr/vopr/network"
+	"github.com/iggy-vopr/vopr/sim"
+)
+
+// knob is one Options field that a flag of the same name overrides. The
+// table below lists them in the order of sim.Options.Fields, under the same
+// names (a test keeps the two in step).
+type knob struct {
+	name  string
+	prob  bool                   // a probability: the value must lie in [0, 1]
+	field func(*sim.Options) any // a pointer to the field
+	help  string
+}
+
+var knobs = []knob{
+	{"replicas", false, func(o *sim.Options) any { return &o.Replicas }, "replica count (1..6)"},
+	{"clients", false, func(o *sim.Options) any { return &o.Clients }, "simulated clients (1..64)"},
+	{"requests", false, func(o *sim.Options) any { return &o.Requests }, "requests in all, spread over the clients"},
+	{"lite", false, func(o *sim.Options) any { return &o.Lite }, "safety phase only (no liveness phase)"},
+	{"safety-ticks", false, func(o *sim.Options) any { return &o.SafetyTicksMax }, "tick budget of the safety phase"},
+	{"liveness-ticks", false, func(o *sim.Options) any { return &o.LivenessTicksMax }, "ticks the core has to converge"},
+	{"delay-min-ns", false, func(o *sim.Options) any { return &o.DelayMinNs }, "minimum one-way frame delay"},
+	{"delay-mean-ns", false, func(o *sim.Options) any { return &o.DelayMeanNs }, "mean of the exponential part of the delay"},
+	{"reset", true, func(o *sim.Options) any { return &o.ResetProbability }, "per frame: the connection resets"},
+	{"partition-mode", false, func(o *sim.Options) any { return &o.PartitionMode }, "none, isolate-single, uniform-size or uniform-partition"},
+	{"partition-symmetry", false, func(o *sim.Options) any { return &o.PartitionSymmetry }, "symmetric or one-way"},
+	{"partition", true, func(o *sim.Options) any { return &o.PartitionProbability }, "per tick: a partition starts"},
+	{"unpartition", true, func(o *sim.Options) any { return &o.UnpartitionProbability }, "per tick: a partition heals"},
+	{"clog", true, func(o *sim.Options) any { return &o.ClogProbability }, "per tick per path: the path clogs"},
+	{"clog-mean-ns", false, func(o *sim.Options) any { return &o.ClogDurationMeanNs }, "mean clog duration"},
+	{"corrupt", true, func(o *sim.Options) any { return &o.CorruptProbability }, "per frame: a bit flips on the wire"},
+	{"read-latency-ns", false, func(o *sim.Options) any { return &o.ReadLatencyMeanNs }, "mean storage read latency"},
+	{"write-latency-ns", false, func(o *sim.Options) any { return &o.WriteLatencyMeanNs }, "mean storage write latency"},
+	{"sync-latency-ns", false, func(o *sim.Options) any { return &o.SyncLatencyMeanNs }, "mean storage sync latency"},
+	{"latent", true, func(o *sim.Options) any { return &o.LatentProbability }, "per I/O: a latent read error"},
+	{"corrupt-sector", true, func(o *sim.Options) any { return &o.CorruptSectorProbability }, "per I/O: a sector silently corrupts"},
+	{"misdirect", true, func(o *sim.Options) any { return &o.MisdirectProbability }, "per write: the write lands elsewhere"},
+	{"crash-torn", true, func(o *sim.Options) any { return &o.CrashTornProbability }, "per unsynced sector at a crash: torn"},
+	{"crash-lost", true, func(o *sim.Options) any { return &o.CrashLostProbability }, "per unsynced sector at a crash: lost"},
+	{"crash", true, func(o *sim.Options) any { return &o.CrashProbability }, "per replica per tick: a crash"},
+	{"crash-io-factor", false, func(o *sim.Options) any { return &o.CrashIOFactor }, "crash probability multiplier while I/O is in flight"},
+	{"restart-ticks", false, func(o *sim.Options) any { return &o.RestartDelayMeanTicks }, "mean delay before a crashed replica restarts"},
+	{"pause", true, func(o *sim.Options) any { return &o.PauseProbability }, "per replica per tick: a pause"},
+	{"pause-ticks", false, func(o *sim.Options) any { return &o.PauseMeanTicks }, "mean pause length"},
+	{"clock-offset-ns", false, func(o *sim.Options) any { return &o.ClockOffsetMaxNs }, "largest clock offset"},
+	{"clock-drift-ppb", false, func(o *sim.Options) any { return &o.ClockDriftMaxPPB }, "largest clock drift (0..1000000)"},
+	{"auth", false, func(o *sim.Options) any { return &o.Auth }, "replica handshake authentication"},
+	{"rotation", false, func(o *sim.Options) any { return &o.RotationWindow }, "replicas hold two secrets, as mid-rotation (needs -auth)"},
+}
+
+// parseKnob reads s as the value of k's field: the value to store (of the
+// field's own type), or an error stating the rule.
+func parseKnob(k *knob, s string) (any, error) {
+	switch k.field(&sim.Options{}).(type) {
+	case *int:
+		v, err := strconv.ParseInt(s, 10, 0)
+		if err != nil {
+			return nil, errors.New("want a decimal integer")
+		}
+		return int(v), nil
+	case *int64:
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, errors.New("want a decimal integer")
+		}
+		return v, nil
+	case *float64:
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, errors.New("want a finite number")
+		}
+		if k.prob && (v < 0 || v > 1) {
+			return nil, errors.New("a probability must lie in [0, 1]")
+		}
+		if v < 0 {
+			return nil, errors.New("must not be negative")
+		}
+		return v, nil
+	case *bool:
+		v, err := strconv.ParseBool(s)
+		if err != nil {
+			return nil, errors.New("want true or false")
+		}
+		return v, nil
+	case *network.PartitionMode:
+		return sim.ParsePartitionMode(s)
+	case *network.PartitionSymmetry:
+		return sim.ParsePartitionSymmetry(s)
+	}
+	panic("vopr: knob " + k.name + " has a field type the command does not know")
+}
+
+// setKnob stores v (as parseKnob returned it) into o's field.
+func setKnob(k *knob, o *sim.Options, v any) {
+	switch p := k.field(o).(type) {
+	case *int:
+		*p = v.(int)
+	case *int64:
+		*p = v.(int64)
+	case *float64:
+		*p = v.(float64)
+	case *bool:
+		*p = v.(bool)
+	case *network.PartitionMode:
+		*p = v.(network.PartitionMode)
+	case *network.PartitionSymmetry:
+		*p = v.(network.PartitionSymmetry)
+	}
+}
+
+// knobValue is o's value of k: the JSON value (numbers and booleans typed,
+// partition modes by name) and its flag spelling (which parseKnob reads back
+// exactly; floats keep every digit).
+func knobValue(k *knob, o *sim.Options) (jsonValue any, flagText string) {
+	switch p := k.field(o).(type) {
+	case *int:
+		return *p, strconv.Itoa(*p)
+	case *int64:
+		return *p, strconv.FormatInt(*p, 10)
+	case *float64:
+		return *p, strconv.FormatFloat(*p, 'g', -1, 64)
+	case *bool:
+		return *p, strconv.FormatBool(*p)
+	}
+	// Partition mode and symmetry: the name Fields prints, which the
+	// parsers read back.
+	for _, f := range o.Fields() {
+		if f.Name == k.name {
+			return f.Value, f.Value
+		}
+	}
+	return nil, ""
+}
+
+// override is one knob flag the user gave.
+type override struct {
+	knob  *knob
+	value any
+}
+
+// knobFlag is the flag.Value of one knob: it records the override.
+type knobFlag struct {
+	knob *knob
+	cfg  *config
+}
+
+func (f *knobFlag) String() string { return "" }
+
+func (f *knobFlag) Set(s string) error {
+	v, err := parseKnob(f.knob, s)
+	if err != nil {
+		return err
+	}
+	for i := range f.cfg.overrides {
+		if f.cfg.overrides[i].knob == f.knob {
+			f.cfg.overrides[i].value = v // the last one given wins
+			return nil
+		}
+	}
+	f.cfg.overrides = append(f.cfg.overrides, override{f.knob, v})
+	return nil
+}
+
+func (f *knobFlag) IsBoolFlag() bool {
+	_, ok := f.knob.field(&sim.Options{}).(*bool)
+	return ok
+}
+
+// seedFlag is -seed: a decimal u64, or a 40-hex commit hash read as its
+// first 16 hex digits.
+type seedFlag struct {
+	set   bool
+	value uint64
+}
+
+func (f *seedFlag) String() string {
+	if f == nil || !f.set {
+		return ""
+	}
+	return strconv.FormatUint(f.value, 10)
+}
+
+func (f *seedFlag) Set(s string) error {
+	v, err := parseSeed(s)
+	if err != nil {
+		return err
+	}
+	f.set, f.value = true, v
+	return nil
+}
+
+func parseSeed(s string) (uint64, error) {
+	if len(s) == 40 && isHex(s) {
+		return strconv.ParseUint(s[:16], 16, 64)
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, errors.New("want a decimal integer in 0..18446744073709551615 or a 40-hex commit hash")
+	}
+	return v, nil
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// faultsFlag is -faults: swarm (the default) or none.
+type faultsFlag struct{ none bool }
+
+func (f *faultsFlag) String() string {
+	if f != nil && f.none {
+		return "none"
+	}
+	return "swarm"
+}
+
+func (f *faultsFlag) Set(s string) error {
+	switch s {
+	case "swarm":
+		f.none = false
+	case "none":
+		f.none = true
+	default:
+		return errors.New("want swarm or none")
+	}
+	return nil
+}
+
+// config is the parsed command line of a simulation run.
+type config struct {
+	seed        seedFlag
+	seeds       int           // 0: not a -seeds campaign
+	duration    time.Duration // 0: not a -duration campaign
+	parallel    int
+	keepGoing   bool
+	json        bool
+	trace       string
+	faults      faultsFlag
+	verbose     bool
+	performance bool
+	overrides   []override // in the order of knobs (see sortOverrides)
+}
+
+// campaign reports whether the command runs a campaign (-seeds or -duration)
+// rather than one seed.
+func (c *config) campaign() bool { return c.seeds > 0 || c.duration > 0 }
+
+// usageError is a bad command line: exit 2 with usage on stderr.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// parseArgs parses a simulation command line. It returns flag.ErrHelp for
+// -h, a *usageError for anything else wrong (the flag package has already
+// printed its own message for a bad flag value when printed is true).
+func parseArgs(args []string, stderr io.Writer) (cfg *config, printed bool, err error) {
+	cfg = &config{parallel: 1}
+	fs := flag.NewFlagSet("vopr", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {} // the caller prints the usage, to stdout for -h
+	fs.Var(&cfg.seed, "seed", "")
+	fs.IntVar(&cfg.seeds, "seeds", 0, "")
+	fs.DurationVar(&cfg.duration, "duration", 0, "")
+	fs.IntVar(&cfg.parallel, "parallel", 1, "")
+	fs.BoolVar(&cfg.keepGoing, "keep-going", false, "")
+	fs.BoolVar(&cfg.json, "json", false, "")
+	fs.StringVar(&cfg.trace, "trace", "", "")
+	fs.Var(&cfg.faults, "faults", "")
+	fs.BoolVar(&cfg.verbose, "v", false, "")
+	fs.BoolVar(&cfg.performance, "performance", false, "")
+	for i := range knobs {
+		fs.Var(&knobFlag{knob: &knobs[i], cfg: cfg}, knobs[i].name, "")
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return nil, false, err
+		}
+		return nil, true, &usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return nil, false, &usageError{fmt.Sprintf("unexpected argument %q (give the seed with -seed N)", fs.Arg(0))}
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	switch {
+	case given["seeds"] && cfg.seeds < 1:
+		return nil, false, &usageError{fmt.Sprintf("-seeds %d: the campaign needs at least one seed", cfg.seeds)}
+	case given["duration"] && cfg.duration <= 0:
+		return nil, false, &usageError{fmt.Sprintf("-duration %v: the duration must be positive", cfg.duration)}
+	case cfg.parallel < 1:
+		return nil, false, &usageError{fmt.Sprintf("-parallel %d: at least one simulation at a time", cfg.parallel)}
+	case cfg.performance:
+		for _, name := range []string{"seed", "seeds", "duration", "parallel", "keep-going", "faults", "lite"} {
+			if given[name] {
+				return nil, false, &usageError{fmt.Sprintf("-performance runs one fixed, fault-free configuration: -%s does not combine with it", name)}
+			}
+		}
+	}
+	sortOverrides(cfg.overrides)
+	return cfg, false, nil
+}
+
+// sortOverrides puts the overrides in the order of the knobs table (that of
+// Options.Fields), so reproduction commands read the same however the user
+// ordered the flags.
+func sortOverrides(ovs []override) {
+	index := func(k *knob) int {
+		for i := range knobs {
+			if &knobs[i] == k {
+				return i
+			}
+		}
+		return len(knobs)
+	}
+	for i := 1; i < len(ovs); i++ {
+		for j := i; j > 0 && index(ovs[j].knob) < index(ovs[j-1].knob); j-- {
+			ovs[j], ovs[j-1] = ovs[j-1], ovs[j]
+		}
+	}
+}
+
+// options builds the world of one seed: the swarm's draw (or the
+// performance configuration), then -faults=none, then the knob overrides
+// (so an explicit knob wins over -faults=none), then Check.
+func (c *config) options(seed uint64) (sim.Options, error) {
+	var o sim.Options
+	if c.performance {
+		o = sim.Performance()
+	} else {
+		o = sim.Swarm(seed)
+	}
+	if c.faults.none {
+		o.NoFaults()
+	}
+	for _, ov := range c.overrides {
+		setKnob(ov.knob, &o, ov.value)
+	}
+	if err := o.Check(); err != nil {
+		if len(c.overrides) > 0 || c.faults.none {
+			return o, fmt.Errorf("seed %d: options with the overrides given: %v", o.Seed, err)
+		}
+		return o, fmt.Errorf("seed %d: options: %v", o.Seed, err)
+	}
+	return o, nil
+}
+
+// reproduce is the command line that rebuilds the world of seed: the seed
+// (or -performance), -faults=none if given, and every knob override.
+func (c *config) reproduce(seed uint64) string {
+	var b strings.Builder
+	if c.performance {
+		b.WriteString("vopr -performance")
+	} else {
+		b.WriteString("vopr -seed " + strconv.FormatUint(seed, 10))
+	}
+	if c.faults.none {
+		b.WriteString(" -faults=none")
+	}
+	for _, ov := range c.overrides {
+		var o sim.Options
+		setKnob(ov.knob, &o, ov.value)
+		_, text := knobValue(ov.knob, &o)
+		b.WriteString(" -" + ov.knob.name + "=" + text)
+	}
+	return b.String()
+}
+
+// randomSeed draws the seed of a run given none: the one place randomness
+// enters vopr. The seed is printed first, so the run can be reproduced.
+func randomSeed() uint64 {
+	var b [8]byte
+	rand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+const usageText = `usage:
+  vopr [-seed N] [flags] [knob flags]        run one seed (a random one if -seed is absent)
+  vopr -seeds K | -duration D [-parallel P] [-keep-going] [flags] [knob flags]
+                                             a campaign: seeds N, N+1, ... (N = -seed, or random)
+  vopr -performance [-json] [knob flags]     the fixed fault-free configuration: protocol cost
+  vopr decode [-json] [-hex] [-max-frame BYTES] [FILE]
+                                             print the frames of a replica-port stream
+
+flags:
+  -seed N          the seed: a decimal u64, or a 40-hex commit hash (read as its
+                   first 16 hex digits); random when absent, and always printed first
+  -seeds K         a campaign of K seeds, N..N+K-1
+  -duration D      a campaign that launches new seeds until D (a Go duration, 30s, 1h)
+                   has passed; with -seeds too, whichever ends first
+  -parallel P      run P simulations at once (one goroutine each); output stays in seed order
+  -keep-going      do not stop the campaign at the first failure
+  -lite            the safety phase only (a knob: see below)
+  -json            one JSON object per seed, one line each (a campaign's summary table
+                   then goes to stderr)
+  -trace FILE      write every event as JSON lines to FILE; in a campaign, to one file per
+                   seed, FILE with the seed before its extension (trace.jsonl -> trace.17.jsonl)
+  -faults MODE     swarm (default: drawn from the seed) or none (every fault off); knob
+                   flags given explicitly still win over -faults=none
+  -performance     run sim.Performance() once and print frames per committed op per command
+  -v               also print wall time per seed and per campaign, on stderr
+  -h               this help
+
+knob flags (each overrides the value the seed's swarm drew, for every seed of a campaign;
+probabilities lie in [0, 1]; durations are nanoseconds of virtual time, ticks 10 ms each):
+`
+
+const usageTail = `
+exit status: 0 pass, 1 simulator error, 2 usage, 128 liveness failure, 129 correctness
+failure; a campaign exits with the worst status it saw (129 > 128 > 1 > 0).
+`
+
+func writeUsage(w io.Writer) {
+	var b strings.Builder
+	b.WriteString(usageText)
+	for i := range knobs {
+		k := &knobs[i]
+		kind := ""
+		switch k.field(&sim.Options{}).(type) {
+		case *int, *int64:
+			kind = "int"
+		case *float64:
+			kind = "float"
+			if k.prob {
+				kind = "prob"
+			}
+		case *bool:
+			kind = "bool"
+		default:
+			kind = "name"
+		}
+		fmt.Fprintf(&b, "  -%-20s %-5s %s\n", k.name, kind, k.help)
+	}
+	b.WriteString(usageTail)
+	io.WriteString(w, b.String())
+}

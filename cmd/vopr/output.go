@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/iggy-vopr/vopr/sim"
+)
+
+// Output of a run (text mode), deterministic: no wall time anywhere.
+//
+//	seed=N
+//	options replicas=3 clients=5 ...            (Options.Fields, wrapped)
+//	violation: ...                              (a correctness or liveness failure;
+//	error: ...                                   a simulator error)
+//	evidence:                                   (Result.Evidence, one per line)
+//	  ...
+//	reproduce: vopr -seed N -knob=value ...
+//	explanation: ...                            (a stall the protocol cannot avoid)
+//	frames_per_op command=C frames=F per_op=X   (-performance only)
+//	seed=N result=... digest=HEX                (Result.Summary, always last)
+//
+// In a campaign a passing seed prints only its explanation (if any) and its
+// summary line; a failing seed prints the whole block.
+
+const optionsWidth = 100
+
+// writeHeader writes the first lines of a seed: `seed=N`, then the options.
+func writeHeader(b *bytes.Buffer, o *sim.Options) {
+	fmt.Fprintf(b, "seed=%d\n", o.Seed)
+	line := "options"
+	for _, f := range o.Fields() {
+		word := f.Name + "=" + f.Value
+		if len(line)+1+len(word) > optionsWidth && line != "options" {
+			b.WriteString(line + "\n")
+			line = "options"
+		}
+		line += " " + word
+	}
+	b.WriteString(line + "\n")
+}
+
+// writeSeedText writes a seed's text output after its header (and the
+// header too when compact and the seed failed).
+func writeSeedText(b *bytes.Buffer, sr *seedRun, cfg *config, compact bool) {
+	r := &sr.result
+	failed := r.Outcome != sim.Pass
+	if compact && failed {
+		writeHeader(b, &sr.opts)
+	}
+	if failed {
+		label := "violation"
+		if r.Outcome == sim.SimError {
+			label = "error"
+		}
+		fmt.Fprintf(b, "%s: %s\n", label, oneLine(r.Violation))
+		if len(r.Evidence) > 0 {
+			b.WriteString("evidence:\n")
+			for _, e := range r.Evidence {
+				fmt.Fprintf(b, "  %s\n", oneLine(e))
+			}
+		}
+		fmt.Fprintf(b, "reproduce: %s\n", cfg.reproduce(sr.seed))
+	}
+	if r.Explanation != "" {
+		fmt.Fprintf(b, "explanation: %s\n", oneLine(r.Explanation))
+	}
+	if cfg.performance {
+		writeFramesPerOp(b, r)
+	}
+	b.WriteString(r.Summary() + "\n")
+}
+
+// oneLine keeps a message on its line (a multi-line panic value, say).
+func oneLine(s string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", " | ")
+}
+
+// writeFramesPerOp writes -performance's protocol-cost figure: frames sent
+// per committed op, per command, sorted by command name.
+func writeFramesPerOp(b *bytes.Buffer, r *sim.Result) {
+	names := make([]string, 0, len(r.FramesByCommand))
+	for n := range r.FramesByCommand {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		frames := r.FramesByCommand[n]
+		perOp := "-"
+		if r.Commits > 0 {
+			perOp = fmt.Sprintf("%.3f", float64(frames)/float64(r.Commits))
+		}
+		fmt.Fprintf(b, "frames_per_op command=%s frames=%d per_op=%s\n", n, frames, perOp)
+	}
+	total := "-"
+	if r.Commits > 0 {
+		total = fmt.Sprintf("%.3f", float64(r.Frames)/float64(r.Commits))
+	}
+	fmt.Fprintf(b, "frames_per_op command=all frames=%d per_op=%s\n", r.Frames, total)
+}
+
+// jsonObject writes a JSON object with its keys in the order given.
+type jsonObject struct {
+	b *bytes.Buffer
+	n int
+}
+
+func newJSONObject(b *bytes.Buffer) *jsonObject {
+	b.WriteByte('{')
+	return &jsonObject{b: b}
+}
+
+func (j *jsonObject) key(k string) {
+	if j.n > 0 {
+		j.b.WriteByte(',')
+	}
+	j.n++
+	kb, _ := json.Marshal(k)
+	j.b.Write(kb)
+	j.b.WriteByte(':')
+}
+
+func (j *jsonObject) value(k string, v any) {
+	j.key(k)
+	vb, err := json.Marshal(v)
+	if err != nil {
+		vb, _ = json.Marshal(fmt.Sprint(v))
+	}
+	j.b.Write(vb)
+}
+
+func (j *jsonObject) raw(k string, raw []byte) {
+	j.key(k)
+	j.b.Write(raw)
+}
+
+func (j *jsonObject) close() { j.b.WriteByte('}') }
+
+// jsonKeys are the keys of a seed's JSON object, in order: those of the
+// summary line, then the rest.
+var jsonKeys = []string{
+	"seed", "result", "liveness", "replicas", "clients", "ticks", "requests", "commits", "view_changes",
+	"crashes", "restarts", "partitions", "resets", "storage_faults", "frames", "digest",
+	"options", "probes", "violation", "explanation", "evidence", "frames_by_command", "reproduce",
+}
+
+// writeSeedJSON writes a seed as one JSON object on one line. Maps (probes,
+// frames_by_command) have sorted keys; options keep the order of Fields.
+func writeSeedJSON(b *bytes.Buffer, sr *seedRun, reproduce string) {
+	r := &sr.result
+	j := newJSONObject(b)
+	j.value("seed", r.Seed)
+	j.value("result", r.Outcome.String())
+	j.value("liveness", r.Liveness.String())
+	j.value("replicas", r.Options.Replicas)
+	j.value("clients", r.Options.Clients)
+	j.value("ticks", r.Ticks)
+	j.value("requests", r.Requests)
+	j.value("commits", r.Commits)
+	j.value("view_changes", r.ViewChanges)
+	j.value("crashes", r.Crashes)
+	j.value("restarts", r.Restarts)
+	j.value("partitions", r.Partitions)
+	j.value("resets", r.Resets)
+	j.value("storage_faults", r.StorageFaults)
+	j.value("frames", r.Frames)
+	j.value("digest", fmt.Sprintf("%016x", r.Digest))
+
+	var ob bytes.Buffer
+	opts := newJSONObject(&ob)
+	for i := range knobs {
+		v, _ := knobValue(&knobs[i], &sr.opts)
+		opts.value(knobs[i].name, v)
+	}
+	opts.close()
+	j.raw("options", ob.Bytes())
+
+	probes := r.Probes
+	if probes == nil {
+		probes = map[string]int{}
+	}
+	j.value("probes", probes)
+	j.value("violation", r.Violation)
+	j.value("explanation", r.Explanation)
+	evidence := r.Evidence
+	if evidence == nil {
+		evidence = []string{}
+	}
+	j.value("evidence", evidence)
+	frames := r.FramesByCommand
+	if frames == nil {
+		frames = map[string]uint64{}
+	}
+	j.value("frames_by_command", frames)
+	j.value("reproduce", reproduce)
+	j.close()
+	b.WriteByte('\n')
+}
+
+// campaignStats is what a campaign's summary table reports, over the seeds
+// it printed.
+type campaignStats struct {
+	seeds      int
+	byOutcome  map[sim.Outcome]int
+	byLiveness map[sim.LivenessVerdict]int
+	worst      sim.Outcome
+	failures   []failure
+	probes     map[string]*probeCount
+}
+
+type failure struct {
+	seed      uint64
+	outcome   sim.Outcome
+	violation string
+	reproduce string
+}
+
+type probeCount struct {
+	seeds int // seeds it fired in
+	fired int // times it fired, over all seeds
+}
+
+func newCampaignStats() *campaignStats {
+	return &campaignStats{
+		byOutcome:  map[sim.Outcome]int{},
+		byLiveness: map[sim.LivenessVerdict]int{},
+		probes:     map[string]*probeCount{},
+	}
+}
+
+func (s *campaignStats) add(sr *seedRun, reproduce string) {
+	r := &sr.result
+	s.seeds++
+	s.byOutcome[r.Outcome]++
+	s.byLiveness[r.Liveness]++
+	if r.Outcome.Worse(s.worst) {
+		s.worst = r.Outcome
+	}
+	if r.Outcome != sim.Pass {
+		s.failures = append(s.failures, failure{sr.seed, r.Outcome, oneLine(r.Violation), reproduce})
+	}
+	for name, n := range r.Probes {
+		if n <= 0 {
+			continue
+		}
+		p := s.probes[name]
+		if p == nil {
+			p = &probeCount{}
+			s.probes[name] = p
+		}
+		p.seeds++
+		p.fired += n
+	}
+}
+
+// writeTable writes the campaign's summary table: the seeds run, outcomes
+// by kind, liveness verdicts, the failing seeds with their reproduction
+// commands, and each probe that fired (by name) with the number of seeds it
+// fired in and the times it fired in all.
+func (s *campaignStats) writeTable(w io.Writer, start uint64) {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "campaign seeds=%d first=%d", s.seeds, start)
+	if s.seeds > 0 {
+		fmt.Fprintf(&b, " last=%d", start+uint64(s.seeds-1))
+	}
+	b.WriteString("\n")
+	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
+	for _, o := range []sim.Outcome{sim.Pass, sim.Correctness, sim.Liveness, sim.SimError} {
+		fmt.Fprintf(tw, "  result=%s\t%d\n", o, s.byOutcome[o])
+	}
+	for _, v := range []sim.LivenessVerdict{sim.LivenessConverged, sim.LivenessExplained, sim.LivenessSkipped, sim.LivenessFailed} {
+		fmt.Fprintf(tw, "  liveness=%s\t%d\n", v, s.byLiveness[v])
+	}
+	tw.Flush()
+	if len(s.failures) > 0 {
+		fmt.Fprintf(&b, "failing seeds: %d\n", len(s.failures))
+		for _, f := range s.failures {
+			fmt.Fprintf(&b, "  seed=%d result=%s violation=%q\n    reproduce: %s\n", f.seed, f.outcome, f.violation, f.reproduce)
+		}
+	}
+	names := make([]string, 0, len(s.probes))
+	for n := range s.probes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Fprintf(&b, "probes fired: %d\n", len(names))
+	if len(names) > 0 {
+		tw = tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
+		fmt.Fprintf(tw, "  probe\tseeds\tfired\n")
+		for _, n := range names {
+			fmt.Fprintf(tw, "  %s\t%d\t%d\n", n, s.probes[n].seeds, s.probes[n].fired)
+		}
+		tw.Flush()
+	}
+	w.Write(b.Bytes())
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// These tests run the real simulator (sim.Run) through the command.
+
+// TestRealSeedDeterministic: `vopr -seed 1` twice prints the same bytes.
+func TestRealSeedDeterministic(t *testing.T) {
+	first, stderr, code := vopr(t, nil, "-seed", "1")
+	if code == 2 {
+		t.Fatalf("usage error: %s", stderr)
+	}
+	second, _, code2 := vopr(t, nil, "-seed", "1")
+	if first != second || code != code2 {
+		t.Fatalf("two runs of seed 1 differ (exit %d, %d):\n%s\n%s", code, code2, first, second)
+	}
+	ls := lines(first)
+	if ls[0] != "seed=1" || !strings.HasPrefix(ls[len(ls)-1], "seed=1 result=") || !strings.Contains(ls[len(ls)-1], " digest=") {
+		t.Errorf("output\n%s", first)
+	}
+}
+
+// TestRealCampaignParallel: a campaign prints the same per-seed summary
+// lines (indeed the same bytes) on one goroutine as on two.
+func TestRealCampaignParallel(t *testing.T) {
+	serial, _, code1 := vopr(t, nil, "-seed", "1", "-seeds", "3", "-parallel", "1", "-keep-going")
+	parallel, _, code2 := vopr(t, nil, "-seed", "1", "-seeds", "3", "-parallel", "2", "-keep-going")
+	if code1 != code2 || serial != parallel {
+		t.Fatalf("-parallel 1 (exit %d)\n%s\n-parallel 2 (exit %d)\n%s", code1, serial, code2, parallel)
+	}
+	var summaries []string
+	for _, l := range lines(serial) {
+		if strings.Contains(l, " result=") && strings.HasPrefix(l, "seed=") {
+			summaries = append(summaries, l)
+		}
+	}
+	if len(summaries) != 3 || !strings.HasPrefix(summaries[0], "seed=1 ") || !strings.HasPrefix(summaries[2], "seed=3 ") {
+		t.Errorf("summaries\n%s", strings.Join(summaries, "\n"))
+	}
+	// The campaign's summary line of seed 1 is that of the single run.
+	single, _, _ := vopr(t, nil, "-seed", "1")
+	if sl := lines(single); !slices.Contains(summaries, sl[len(sl)-1]) {
+		t.Errorf("single run's summary %q not among the campaign's", sl[len(sl)-1])
+	}
+	// -json: one valid object per seed.
+	js, _, _ := vopr(t, nil, "-seed", "1", "-seeds", "3", "-parallel", "2", "-keep-going", "-json")
+	for _, l := range lines(js) {
+		keys, _ := jsonKeyOrder(t, []byte(l), "")
+		if !slices.Equal(keys, jsonKeys) {
+			t.Errorf("keys %v", keys)
+		}
+	}
+	if n := bytes.Count([]byte(js), []byte("\n")); n != 3 {
+		t.Errorf("%d JSON lines", n)
+	}
+}
