@@ -2,7 +2,7 @@ package checker
 
 import (
 	"fmt"
-	"sort"
+	"math"
 
 	"github.com/iggy-vopr/vopr/replica"
 	"github.com/iggy-vopr/vopr/replica/clients"
@@ -24,8 +24,10 @@ type Checker struct {
 	// Canonical history of the metadata group.
 	canon []committed // canon[k-1] is op k
 	// Per replica: the op it must commit next (a restarted replica replays
-	// from op 1), the highest view it sent in, and whether it crashed since.
+	// from op 1), the highest op it ever committed (across restarts), the
+	// highest view it sent in, and whether it crashed since.
 	next      []uint64
+	high      []uint64
 	sentView  []uint32
 	restarted []bool
 
@@ -37,10 +39,6 @@ type Checker struct {
 	registers   map[wire.U128]bool         // client ids that sent a Register
 	executed    map[requestKey]uint64      // (client, request) -> the op it committed as
 	model       *metadata.Model
-	// Completions in time order, with a running maximum of their ops, for
-	// the real-time check.
-	completedAt []int64
-	completedOp []uint64 // prefix maxima
 
 	violation *Violation
 	recent    []string
@@ -50,6 +48,9 @@ type Checker struct {
 type committed struct {
 	header wire.Header
 	reply  []byte // the reply every replica must have built (BuildReply of the model's body)
+	// invokedMax is the latest invocation time of the client ops at or
+	// below this op (Registers are not ordered), for the real-time check.
+	invokedMax int64
 }
 
 type prepareKey struct {
@@ -77,6 +78,7 @@ func New(n int) *Checker {
 	c := &Checker{
 		replicas:    n,
 		next:        make([]uint64, n),
+		high:        make([]uint64, n),
 		sentView:    make([]uint32, n),
 		restarted:   make([]bool, n),
 		prepares:    map[prepareKey]wire.U128{},
@@ -206,9 +208,25 @@ func (c *Checker) commit(r uint8, h wire.Header, body []byte) {
 		return
 	}
 	c.next[r] = p.Op + 1
+	// The identity covers checksum_body, not the body: a replica applying a
+	// body that rotted under the right header would pass every identity
+	// check below.
+	if got, want := wire.BodySeal(body), h.ChecksumBody(); got != want {
+		c.fail(Violation{Name: CorruptBodyApplied, Replicas: []uint8{r}, Ops: []uint64{p.Op},
+			Detail: fmt.Sprintf("replica %d applied op %d with a body sealing to %s, its checksum_body is %s", r, p.Op, got, want)})
+		return
+	}
+	again := p.Op <= c.high[r]
+	c.high[r] = max(c.high[r], p.Op)
 	if p.Op <= uint64(len(c.canon)) {
 		if want := c.canon[p.Op-1].header.Checksum(); want != p.Checksum {
-			c.fail(Violation{Name: CommittedOpReplaced, Replicas: []uint8{r}, Ops: []uint64{p.Op},
+			if again {
+				// This replica committed the op itself before it restarted.
+				c.fail(Violation{Name: CommittedOpReplaced, Replicas: []uint8{r}, Ops: []uint64{p.Op},
+					Detail: fmt.Sprintf("replica %d committed op %d as %s after a restart, but had committed it as %s", r, p.Op, p.Checksum, want)})
+				return
+			}
+			c.fail(Violation{Name: DivergentCommit, Replicas: []uint8{r}, Ops: []uint64{p.Op},
 				Detail: fmt.Sprintf("replica %d committed op %d as %s, but %s was committed there before", r, p.Op, p.Checksum, want)})
 		}
 		return
@@ -232,12 +250,15 @@ func (c *Checker) commit(r uint8, h wire.Header, body []byte) {
 }
 
 // firstCommit extends the canonical log and checks the op against the
-// client history: it was sent (no phantom, and its body is the one sent),
-// it commits once (exactly once), and it does not come before an op that
-// completed before it was invoked (real time). The reference model then
-// applies it.
+// client history: it was sent (no phantom, and its body is the one sent)
+// and it commits once (exactly once). The reference model then applies it.
+// The real-time order is checked as completions arrive (Complete).
 func (c *Checker) firstCommit(r uint8, p wire.PrepareHeader, h wire.Header, body []byte) {
 	key := requestKey{p.Client, p.Request}
+	invokedMax := int64(math.MinInt64)
+	if n := len(c.canon); n > 0 {
+		invokedMax = c.canon[n-1].invokedMax
+	}
 	switch {
 	case p.Operation == wire.OperationRegister:
 		if !c.registers[p.Client] {
@@ -260,28 +281,50 @@ func (c *Checker) firstCommit(r uint8, p wire.PrepareHeader, h wire.Header, body
 			return
 		}
 		c.executed[key] = p.Op
-		if c.violatesRealTime(inv.inv.AtNs, p.Op, r) {
-			return
-		}
+		invokedMax = max(invokedMax, inv.inv.AtNs)
 	}
 	body = append([]byte(nil), body...)
 	reply := clients.BuildReply(p, c.model.Apply(p, body))
-	c.canon = append(c.canon, committed{header: h, reply: reply})
+	c.canon = append(c.canon, committed{header: h, reply: reply, invokedMax: invokedMax})
 }
 
 // sameBody reports whether a prepare's body is what the client sent: the
-// same bytes, or for a projected operation the client's request embedded
-// in the replicated body.
+// same bytes, or for a projected operation the client's request as a
+// correct primary embeds it in the replicated body. The primary re-encodes
+// that request (metadata.Project: a CreateTopic's options canonically, a
+// fixed-layout body without the trailing bytes a decoder ignores), so the
+// client's body is projected the same way and the two compared, with the
+// derived options of a CreateTopic; the partition assignments are the
+// primary's own choice.
 func sameBody(inv workload.Invocation, op wire.Operation, body []byte) bool {
 	switch op {
 	case wire.OperationCreateTopicWithAssignments:
 		x, err := metadata.DecodeCreateTopicWithAssignments(body)
-		return err == nil && string(x.Request.Encode()) == string(inv.Body)
+		want, ok := project(inv)
+		if err != nil || !ok {
+			return false
+		}
+		w, err := metadata.DecodeCreateTopicWithAssignments(want)
+		return err == nil && string(x.Request.Encode()) == string(w.Request.Encode()) &&
+			string(x.Derived) == string(w.Derived)
 	case wire.OperationCreatePartitionsWithAssignments:
 		x, err := metadata.DecodeCreatePartitionsWithAssignments(body)
-		return err == nil && string(x.Request.Encode()) == string(inv.Body)
+		want, ok := project(inv)
+		if err != nil || !ok {
+			return false
+		}
+		w, err := metadata.DecodeCreatePartitionsWithAssignments(want)
+		return err == nil && string(x.Request.Encode()) == string(w.Request.Encode())
 	}
 	return string(body) == string(inv.Body)
+}
+
+// project returns the replicated body a correct primary builds for a
+// client's request (with partition group ids of its own, which sameBody
+// ignores), and false when the primary must refuse the request.
+func project(inv workload.Invocation) ([]byte, bool) {
+	pr, refusal := metadata.Project(inv.Operation, inv.Body, metadata.NewGroupAllocator(0))
+	return pr.Body, !refusal.Refused()
 }
 
 // sameOperation: a request's operation and the prepare's, which the primary
@@ -298,19 +341,23 @@ func sameOperation(request, prepare wire.Operation) bool {
 	return false
 }
 
-// violatesRealTime checks op against every completion recorded before its
-// invocation: those ops must be lower.
-func (c *Checker) violatesRealTime(invokedNs int64, op uint64, r uint8) bool {
-	i := sort.Search(len(c.completedAt), func(i int) bool { return c.completedAt[i] >= invokedNs })
-	if i == 0 {
-		return false
+// checkRealTime checks a completion of op at completedNs: no op below it
+// may have been invoked after that. (An op committed after a completion is
+// always above the completed op, so the check belongs here, where every
+// lower op is committed with its invocation time. In a history fed in the
+// order things happen it cannot fire, since a lower op commits before the
+// completion and so after its own Invoke; it catches a history whose times
+// say otherwise: an op committed before it was invoked.)
+func (c *Checker) checkRealTime(completedNs int64, op uint64) {
+	if op < 2 || c.canon[op-2].invokedMax <= completedNs {
+		return
 	}
-	if before := c.completedOp[i-1]; before >= op {
-		c.fail(Violation{Name: RealTimeOrder, Replicas: []uint8{r}, Ops: []uint64{before, op},
-			Detail: fmt.Sprintf("op %d was invoked after op %d had completed, but comes before it in the log", op, before)})
-		return true
+	later := op - 1
+	for later > 1 && c.canon[later-2].invokedMax > completedNs {
+		later-- // the lowest op invoked after the completion
 	}
-	return false
+	c.fail(Violation{Name: RealTimeOrder, Ops: []uint64{op, later},
+		Detail: fmt.Sprintf("op %d was invoked after op %d had completed, but comes before it in the log", later, op)})
 }
 
 // Invoke records a client's invocation.
@@ -361,10 +408,5 @@ func (c *Checker) Complete(done workload.Completion) {
 	if p.Operation == wire.OperationRegister {
 		return // a Register may commit more than once (a retry rebinds): not ordered
 	}
-	c.completedAt = append(c.completedAt, done.AtNs)
-	top := r.Op
-	if n := len(c.completedOp); n > 0 {
-		top = max(top, c.completedOp[n-1])
-	}
-	c.completedOp = append(c.completedOp, top)
+	c.checkRealTime(done.AtNs, r.Op)
 }

@@ -11,6 +11,7 @@ const (
 	CommittedOpReplaced  = "committed op replaced" // an op committed earlier was committed again as another prepare (lost write)
 	HashChainBreak       = "hash chain break"      // a committed prepare's parent is not the identity of the op before it
 	LogGap               = "log gap"               // a replica committed an op out of order
+	CorruptBodyApplied   = "corrupt body applied"  // a replica applied a prepare whose body does not match its checksum_body
 	TimestampRegression  = "timestamp regression"  // prepare timestamps do not strictly increase along the log
 	ConflictingPrepares  = "two prepares for one view and op"
 	ConflictingStartView = "conflicting StartView" // two StartViews of one view with different logs
