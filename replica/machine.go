@@ -47,10 +47,15 @@ func (r *Replica) sendToClient(client wire.U128, frame []byte) bool {
 	return r.env.Clients.Send(c, frame)
 }
 
-// evict tells a client its session is over, if it is connected here.
+// evict tells a client its session is over, if it is connected here. A
+// single replica replays its log while its group is being built (VOPR seed
+// 636): no client is connected then, and there is no view to stamp yet.
 func (r *Replica) evict(client wire.U128, reason wire.EvictionReason) {
-	e := wire.EvictionHeader{Prefix: wire.Prefix{Cluster: r.cfg.Cluster(), View: r.metadata.View(), Replica: r.cfg.Replica},
-		Client: client, Reason: reason}
-	sent := r.sendToClient(client, wire.BuildFrame(&e, nil))
+	sent := false
+	if c, ok := r.conns[client]; ok {
+		e := wire.EvictionHeader{Prefix: wire.Prefix{Cluster: r.cfg.Cluster(), View: r.metadata.View(), Replica: r.cfg.Replica},
+			Client: client, Reason: reason}
+		sent = r.env.Clients.Send(c, wire.BuildFrame(&e, nil))
+	}
 	r.env.Sink.Event(Event{Kind: EventEviction, Replica: r.cfg.Replica, Client: client, Reason: reason, Sent: sent})
 }

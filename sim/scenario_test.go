@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/iggy-vopr/vopr/network"
@@ -291,4 +292,36 @@ func TestScenarioFiveWithTwoDown(t *testing.T) {
 	}
 	settleAll(t, c, 120*second)
 	expectAllCommitted(t, c)
+}
+
+// TestScenarioSingleReplicaReplaysEvictions scripts VOPR seeds 636, 669 and
+// 740 (at 275df09): a single replica with more clients than client-table
+// slots restarts and replays its log from op 1 while its consensus group is
+// still being built; a replayed Register evicts a session, and telling the
+// evicted client read the group's view before there was a group. Nobody is
+// connected during the replay, so there is nobody to tell.
+func TestScenarioSingleReplicaReplaysEvictions(t *testing.T) {
+	c := newScenario(t, 17, 1, 10) // 10 sessions, 8 slots
+	for i, cl := range c.Clients {
+		submitStreams(cl, fmt.Sprintf("c%d", i), 1)
+	}
+	settleAll(t, c, 30*second)
+	evicted := 0
+	for _, cl := range c.Clients {
+		evicted += cl.Workload().Evictions
+	}
+	if evicted == 0 {
+		t.Fatal("no session was evicted: the replay has nothing to prove")
+	}
+	top := c.Checker.Committed()
+	r := c.Replicas[0]
+	r.Crash()
+	r.Restart()
+	if !c.RunUntil(10*second, func() bool { return c.Primary() != nil && c.CommittedEverywhere(top) }) {
+		dumpCluster(t, c)
+		t.Fatal("the replica did not come back with its log")
+	}
+	if v := c.Checker.Violation(); v != nil {
+		t.Fatalf("checker: %v", v)
+	}
 }

@@ -252,6 +252,9 @@ func (t *Table) CheckRequest(h wire.RequestHeader) Verdict {
 		return t.CheckRegister(h.Client, h.UserID)
 	}
 	e, _, ok := t.lookup(h.Client)
+	if canaryRetryAppliedTwice && ok && h.Session == e.epoch && h.Request <= e.watermark {
+		return Verdict{Kind: VerdictNew} // canary_retry_applied_twice: a retry dispatched as new
+	}
 	switch {
 	case !ok:
 		return Verdict{Kind: VerdictEvict, Reason: wire.EvictionNoSession}

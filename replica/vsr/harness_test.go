@@ -34,6 +34,7 @@ type cluster struct {
 	blocked  map[link]bool
 	probes   map[string]int
 	views    map[uint32][]wire.Header // StartView suffix per view, to check agreement
+	prepared map[[2]uint64]wire.U128  // the prepare built for (view, op), to check there is one
 }
 
 type deferred struct {
@@ -56,7 +57,7 @@ type replica struct {
 
 func newCluster(t testing.TB, n int, seed uint64) *cluster {
 	c := &cluster{t: t, n: n, rng: rand.New(rand.NewPCG(seed, 7)), canon: make(map[uint64]wire.U128),
-		probes: make(map[string]int), views: make(map[uint32][]wire.Header)}
+		probes: make(map[string]int), views: make(map[uint32][]wire.Header), prepared: make(map[[2]uint64]wire.U128)}
 	for i := range n {
 		r := &replica{c: c, id: uint8(i), up: true}
 		r.journal = newDurableJournal(r)
@@ -148,6 +149,12 @@ func (r *replica) Event(e Event) {
 			c.t.Fatalf("two StartViews for view %d", e.View)
 		}
 		c.views[e.View] = e.Headers
+	case EventPrepared:
+		key := [2]uint64{uint64(e.View), e.Op}
+		if prev, ok := c.prepared[key]; ok && prev != e.Header.Checksum() {
+			c.t.Fatalf("two prepares for view %d op %d: %s and %s", e.View, e.Op, prev, e.Header.Checksum())
+		}
+		c.prepared[key] = e.Header.Checksum()
 	case EventProbe:
 		c.probes[e.Probe]++
 	case EventSent:

@@ -137,6 +137,9 @@ func (g *Group) journalAppend(frame []byte) {
 		}
 		g.onDurable(op, identity)
 	})
+	if canaryAckBeforeSync {
+		g.onDurable(op, identity) // canary_ack_before_sync: acknowledged on Append, not in done
+	}
 }
 
 func u64op(h *wire.Header) uint64 {
@@ -296,6 +299,10 @@ func (g *Group) onPrepareOk(from uint8, h *wire.Header) {
 func (g *Group) commitPipeline() {
 	for len(g.pipeline) > 0 {
 		e := g.pipeline[0]
+		if canaryCommitOneAck && e.acks != 0 && (e.acks&(1<<g.cfg.Replica) == 0 || popcount(e.acks) < g.quorumReplication()) {
+			g.probe("canary: committed on the first ack") // canary_commit_one_ack: the first ack counts as a quorum
+			e.acks = 1<<g.cfg.ReplicaCount - 1
+		}
 		if e.acks&(1<<g.cfg.Replica) == 0 || popcount(e.acks) < g.quorumReplication() {
 			break
 		}
@@ -326,6 +333,9 @@ func (g *Group) commitJournal() {
 	for g.commitMin < g.commitMax {
 		op := g.commitMin + 1
 		c, ok := g.canon[op]
+		if canaryApplyUnchecked {
+			c, ok = g.canaryJournalHeader(op, c, ok) // canary_apply_unchecked: the journal's frame, unchecked
+		}
 		if !ok {
 			g.requestRepair()
 			return
@@ -431,6 +441,10 @@ func (g *Group) retransmitPipeline(all bool) {
 // restamped returns the entry's frame with the current view, copying it only
 // when the view differs (the journal's frame is shared and read-only).
 func (g *Group) restamped(e *pending) []byte {
+	if canaryNoRestamp && wire.HeaderOf(e.frame).View() != g.view {
+		g.probe("canary: prepare retransmitted with its old view") // canary_no_restamp: not re-stamped
+		return e.frame
+	}
 	if wire.HeaderOf(e.frame).View() == g.view {
 		return e.frame
 	}
@@ -460,6 +474,10 @@ func (g *Group) becomeNormal() {
 	g.viewChangeTimeout.stop()
 	g.rsvTimeout.stop()
 	g.ackedTo = g.commitMin
+	if canaryHeartbeatReset && g.IsPrimary() && g.heartbeat > 0 {
+		g.probe("canary: new primary restarted its heartbeat token") // canary_heartbeat_reset
+		g.heartbeat = 0
+	}
 	if g.IsPrimary() {
 		g.normalTimeout.stop()
 		g.commitTimeout.start()
@@ -472,12 +490,22 @@ func (g *Group) becomeNormal() {
 	g.persist()
 }
 
-// startFresh starts a just-formatted replica in view 0 (or a single
+// startFresh starts a just-formatted replica in view 0, or a single
 // replica from whatever its journal holds: every op it journaled was
-// committed by its own acknowledgement).
+// committed by its own acknowledgement.
+//
+// A single replica that restarts begins a new view, its own view change
+// with a quorum of one. Its crash may have lost prepares it built but never
+// made durable; preparing different ones under the same numbers would put
+// two prepares on one (view, op), which VSR rules out (VOPR seed 1045).
+// Propose waits for the new view to be durable, so no prepare of the new
+// view can be lost this way twice.
 func (g *Group) startFresh(rec Recovered) {
-	if g.cfg.ReplicaCount == 1 && rec.Head > 0 {
-		g.adoptOwnLog(rec.Head)
+	if g.cfg.ReplicaCount == 1 && !rec.Fresh {
+		g.view++
+		if rec.Head > 0 {
+			g.adoptOwnLog(rec.Head)
+		}
 	}
 	g.becomeNormal()
 }
@@ -492,6 +520,9 @@ func (g *Group) adoptOwnLog(head uint64) {
 		g.canon[op] = *wire.HeaderOf(f)
 		var p wire.PrepareHeader
 		p.Decode(wire.HeaderOf(f))
+		if p.View >= g.view {
+			panic(fmt.Sprintf("vsr: single replica journaled op %d in view %d, restarting into view %d", op, p.View, g.view))
+		}
 		g.timestampMax = max(g.timestampMax, p.Timestamp)
 	}
 	g.op = head
@@ -507,6 +538,10 @@ func (g *Group) adoptOwnLog(head uint64) {
 func (g *Group) durableCanonical(op uint64) bool {
 	if !g.holdsCanonical(op) {
 		return false
+	}
+	if canaryAckBeforeSync && !g.deps.Journal.Durable(op) {
+		g.probe("canary: acknowledged before durable") // canary_ack_before_sync: held in memory counts as durable
+		return true
 	}
 	if g.deps.Journal.Durable(op) {
 		return true

@@ -310,6 +310,10 @@ func (g *Group) checkRepaired(op uint64, identity wire.U128) repairVerdict {
 	if above, ok := g.canon[op+1]; ok {
 		var p wire.PrepareHeader
 		p.Decode(&above)
+		if canaryRepairUnchained && p.Parent != identity {
+			g.probe("canary: repaired prepare accepted off the hash chain") // canary_repair_unchained: parent not compared
+			return repairAccept
+		}
 		if p.Parent == identity {
 			return repairAccept
 		}

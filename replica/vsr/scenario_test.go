@@ -184,3 +184,37 @@ func TestRepairFromBackupsWhenThePrimaryCannotVouch(t *testing.T) {
 		t.Fatalf("the replicas did not replay the log (probes %v)", c.probes)
 	}
 }
+
+// TestSingleReplicaRestartStartsANewView scripts VOPR seed 1045 (at
+// 275df09): a single replica prepared op 2, crashed before the write was
+// durable, restarted in the same view and prepared a different op 2, so one
+// (view, op) had two prepares. A restarted single replica begins a new view.
+func TestSingleReplicaRestartStartsANewView(t *testing.T) {
+	c := newCluster(t, 1, 11)
+	r := c.replicas[0]
+	proposeAt(t, r, 1)
+	c.settle()
+	if r.group.CommitMin() != 1 {
+		t.Fatalf("op 1 did not commit (commit_min %d)", r.group.CommitMin())
+	}
+	if res := r.group.Propose(Proposal{Client: wire.U128From64(9), Request: 1, Body: []byte("lost")}); res != Proposed {
+		t.Fatalf("proposal refused: %v", res)
+	}
+	r.crash() // op 2's write never completes
+	r.start(false)
+	if r.group.View() != 1 || r.group.LogView() != 1 || r.group.Op() != 1 {
+		t.Fatalf("restarted in view %d log_view %d op %d, want view 1 log_view 1 op 1",
+			r.group.View(), r.group.LogView(), r.group.Op())
+	}
+	if res := r.group.Propose(Proposal{Client: wire.U128From64(9), Request: 1, Body: []byte("other")}); res != Refused {
+		t.Fatal("the new view was proposed into before it was durable")
+	}
+	c.settle()
+	if res := r.group.Propose(Proposal{Client: wire.U128From64(9), Request: 1, Body: []byte("other")}); res != Proposed {
+		t.Fatalf("proposal refused after the view became durable: %v", res)
+	}
+	c.settle() // the harness fails on a second prepare for (view, op)
+	if r.group.CommitMin() != 2 {
+		t.Fatalf("op 2 did not commit in the new view (commit_min %d)", r.group.CommitMin())
+	}
+}

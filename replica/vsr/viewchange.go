@@ -105,6 +105,10 @@ func (g *Group) onStartViewChange(from uint8, h *wire.Header) {
 // primary too.
 func (g *Group) maybeSendDoViewChange() {
 	f := (int(g.cfg.ReplicaCount) - 1) / 2
+	if canaryDVCBeforePersist && g.status == StatusViewChange && !g.vc.dvcSent && !g.vc.reconciling && popcount(g.vc.svcFrom) >= f && !g.stateDurable() {
+		g.canaryVoteBeforePersist() // canary_dvc_before_persist: the vote skips the stateDurable gate
+		return
+	}
 	if g.status != StatusViewChange || g.vc.dvcSent || g.vc.reconciling || popcount(g.vc.svcFrom) < f || !g.stateDurable() {
 		return
 	}
@@ -174,6 +178,9 @@ func (g *Group) buildVote() *dvcVote {
 			default:
 				v.entries = append(v.entries, wire.BlankEntry(op))
 			}
+		}
+		if canaryNackCorrupt {
+			g.canaryNackCorrupt(v, op, i) // canary_nack_corrupt: a corrupt slot's op nacked as never prepared
 		}
 		if op == 1 {
 			break
@@ -295,6 +302,9 @@ func (g *Group) merge() (*mergeResult, bool) {
 		return found, ok
 	}
 	qNack := QuorumNack(int(g.cfg.ReplicaCount))
+	if canaryTruncateWithoutQuorum {
+		qNack-- // canary_truncate_without_quorum: one nack short of a nack quorum
+	}
 	head := top
 	for ; head > m.commitMax; head-- {
 		h, known := canonicalAt(head)
@@ -600,6 +610,9 @@ func (g *Group) extendCanonDown() {
 		p.Decode(&above)
 		if op-1 == g.commitMin {
 			continue
+		}
+		if canaryChainUnchecked {
+			g.canaryChainUnchecked(op-1, p.Parent) // canary_chain_unchecked: the journal's frame taken without the chain check
 		}
 		if f, held := g.deps.Journal.Frame(op - 1); held && wire.HeaderOf(f).Checksum() == p.Parent {
 			g.canon[op-1] = *wire.HeaderOf(f)
