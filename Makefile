@@ -7,22 +7,50 @@ BIN      := bin/vopr
 FUZZTIME ?= 2m
 BENCHTIME ?= 1s
 
-.PHONY: all build run test fuzz bench lint clean
+.PHONY: all build run decode-sample nightly test fuzz bench lint clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/vopr
 
-# Until the simulator lands, the main job decodes the bundled sample stream:
-# one frame of every replica-plane command, two of them deliberately invalid.
+# A campaign of about 30 seconds on 2 cores: one summary line per seed, in
+# seed order, then the campaign table; it stops at the first failure and
+# exits with its status (129 correctness, 128 liveness, 1 simulator error).
+# SEED=N starts the campaign at seed N (CI does, so that it is reproducible);
+# without it the first seed is random and printed first.
 run: build
+	./$(BIN) $(if $(SEED),-seed $(SEED)) -duration 30s -parallel 2
+
+# Decode the bundled sample stream: one frame of every replica-plane
+# command, two of them deliberately invalid.
+decode-sample: build
 	./$(BIN) decode cmd/vopr/testdata/sample.bin
+
+# A long campaign on every core (DURATION, default 1h: make nightly
+# DURATION=10m) into nightly/<UTC time>/: results.jsonl (one JSON line per
+# seed), summary.txt (the campaign table), and for every failing seed its
+# full output (failure-SEED.txt) and event trace (trace-SEED.jsonl), from a
+# re-run of its reproduction command. Exits with the campaign's status.
+nightly: build
+	@dir=nightly/$$(date -u +%Y%m%dT%H%M%SZ); mkdir -p $$dir; echo "nightly: $$dir"; \
+	status=0; ./$(BIN) -duration $${DURATION:-1h} -parallel $$(nproc) -keep-going -json \
+	  >$$dir/results.jsonl 2>$$dir/summary.txt || status=$$?; \
+	grep -v '"result":"pass"' $$dir/results.jsonl | sed -n 's/.*"reproduce":"vopr \([^"]*\)".*/\1/p' | \
+	while read -r args; do \
+	  seed=$$(echo "$$args" | sed 's/^-seed \([0-9]*\).*/\1/'); \
+	  echo "nightly: re-running $$args"; \
+	  ./$(BIN) $$args -trace $$dir/trace-$$seed.jsonl >$$dir/failure-$$seed.txt 2>&1; \
+	done; \
+	cat $$dir/summary.txt; exit $$status
 
 # Unit, scenario and rapid property tests, plus every fuzz target over its
 # seed corpus (go test runs Fuzz functions on testdata/fuzz without fuzzing).
+# The determinism tests run once more under the race detector: simulations
+# running at once on several goroutines must share nothing.
 test:
 	$(GO) test ./...
+	$(GO) test -race -run 'TestParallelCampaignMatchesSerial' ./sim -determinism.seeds=2
 
 # Fuzz every target for FUZZTIME each (make fuzz FUZZTIME=30s).
 fuzz:
@@ -43,3 +71,14 @@ lint:
 
 clean:
 	rm -rf bin
+
+# The canary suite (canary/README.md): deliberate bugs in the replica, each
+# behind its own build tag. For every canary, bin/vopr-<tag> runs a campaign
+# of swarm seeds 1..200 (-seed 1 -seeds 200 -parallel $(nproc); vopr stops at
+# the first failure) that must exit 129 (128 for a liveness canary) with the
+# violation the canary expects. Prints each canary's first failing seed
+# (seeds-to-catch) and violation; fails if any canary escapes.
+# canary/run.sh -go runs the same suite through the Go driver instead.
+.PHONY: canary
+canary:
+	GO=$(GO) ./canary/run.sh

@@ -295,6 +295,15 @@ func (n *ReplicaNode) tick() {
 // Crash kills the process: unsynced writes are lost, kept or torn, pending
 // I/O never completes, connections reset.
 func (n *ReplicaNode) Crash() {
+	if n.up {
+		n.c.Crashes++
+	}
+	n.Freeze()
+}
+
+// Freeze stops the process as a crash does, as the liveness phase does to
+// the replicas outside its core; it is not counted as a fault.
+func (n *ReplicaNode) Freeze() {
 	if !n.up {
 		return
 	}
@@ -310,7 +319,6 @@ func (n *ReplicaNode) Crash() {
 	n.c.Net.SetUp(network.NodeID(n.id), false)
 	clear(n.conns)
 	n.c.Checker.Crashed(n.id)
-	n.c.Crashes++
 }
 
 // Restart boots the process again from its device.

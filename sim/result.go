@@ -102,6 +102,7 @@ type Result struct {
 	Commits       uint64 // highest op committed
 	ViewChanges   uint64 // views started
 	Crashes       uint64
+	CrashesMidIO  uint64 // crashes while the replica's device had I/O in flight
 	Restarts      uint64
 	Pauses        uint64
 	Partitions    uint64
@@ -111,7 +112,10 @@ type Result struct {
 	StorageFaults uint64 // sectors made unreadable or corrupt, misdirected writes
 	TornSectors   uint64 // sectors torn by crashes
 	Evictions     uint64
-	Frames        uint64 // frames sent on the network
+	// ClockSkewNs is the widest gap between two replicas' realtime clocks at
+	// the end of the run (offsets and drift together).
+	ClockSkewNs int64
+	Frames      uint64 // frames sent on the network
 	// FramesByCommand counts the frames sent, by command name (snake_case).
 	FramesByCommand map[string]uint64
 	Digest          uint64

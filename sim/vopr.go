@@ -52,6 +52,8 @@ type vopr struct {
 	trace   io.Writer
 	faulted bool // process faults on (the safety phase)
 	core    []bool
+
+	resetsByCause [network.ResetCauseCount]uint64
 }
 
 // runVOPR is Run.
@@ -122,10 +124,14 @@ func (v *vopr) Fire(nowNs int64, _ uint64) (string, int32, uint64) {
 		switch {
 		case n.Up() && !n.Paused():
 			p := v.o.CrashProbability
-			if n.Device().InFlight() > 0 {
+			midIO := n.Device().InFlight() > 0
+			if midIO {
 				p *= v.o.CrashIOFactor
 			}
 			if v.chaos.Float64() < p {
+				if midIO {
+					v.res.CrashesMidIO++
+				}
 				n.Crash()
 				v.c.Loop.After(v.drawTicks(v.o.RestartDelayMeanTicks)*kernel.TickNs, restartEvent{v, n}, uint64(n.incarnation))
 				return "vopr.crash", int32(n.ID()), 0
@@ -223,7 +229,7 @@ func (v *vopr) liveness() {
 	c.Net.Heal(heal)
 	for i, rn := range c.Replicas {
 		if !v.core[i] {
-			rn.Crash() // frozen: it stays down, its disk as it is
+			rn.Freeze() // it stays down, its disk as it is
 			continue
 		}
 		rn.Device().FaultsOff()
@@ -298,6 +304,14 @@ func (v *vopr) explain() string {
 		}
 		if !held {
 			return fmt.Sprintf("committed op %d is missing on every core replica", op)
+		}
+	}
+	// Without checkpoints a journal slot is never reused: the primary
+	// refuses what would wrap (DEVIATIONS.md 18), and the cluster is full.
+	slots := uint64(v.c.Options.Profile.JournalSlots)
+	for i, rn := range v.c.Replicas {
+		if v.core[i] && rn.Replica() != nil && rn.Replica().Metadata().Op()+1 >= slots {
+			return fmt.Sprintf("the journal is full: op %d of %d slots, and checkpoints do not exist yet", rn.Replica().Metadata().Op(), slots)
 		}
 	}
 	return ""
@@ -389,7 +403,11 @@ func (v *vopr) finish() {
 	r.Commits = c.Checker.Committed()
 	r.Crashes, r.Restarts = c.Crashes, c.Restarts
 	ns := c.Net.Stats()
-	r.Partitions, r.Resets, r.Clogs, r.Corruptions = ns.Partitions, ns.ResetsTotal(), ns.Clogs, ns.FramesCorrupted
+	// A reset because a replica went down is a consequence of the crash,
+	// not a network fault of its own.
+	r.Partitions, r.Clogs, r.Corruptions = ns.Partitions, ns.Clogs, ns.FramesCorrupted
+	r.Resets = ns.ResetsTotal() - ns.Resets[network.ResetDown]
+	v.resetsByCause = ns.Resets
 	r.Frames = ns.FramesSent
 	r.FramesByCommand = map[string]uint64{}
 	for _, s := range c.Net.CommandStats() {
@@ -414,8 +432,48 @@ func (v *vopr) finish() {
 	for name, count := range c.Probes {
 		r.Probes[name] = count
 	}
-	if r.Crashes > 0 {
-		r.Probes["process crashed"] += int(r.Crashes)
-	}
+	v.faultProbes()
 	r.Digest = c.Loop.Digest()
+}
+
+// faultProbes names every fault class that occurred in the run as a probe
+// ("fault: ..."), so that a campaign's probe table shows which classes its
+// seeds actually exercised: partitions by mode and symmetry, crashes with
+// I/O in flight, clock skew, and the rest.
+func (v *vopr) faultProbes() {
+	r := v.res
+	var lowNs, highNs int64
+	for i, rn := range v.c.Replicas {
+		t := rn.clock.RealtimeNs(v.c.Loop.Now())
+		if i == 0 || t < lowNs {
+			lowNs = t
+		}
+		if i == 0 || t > highNs {
+			highNs = t
+		}
+	}
+	r.ClockSkewNs = highNs - lowNs
+	count := func(name string, n uint64) {
+		if n > 0 {
+			r.Probes["fault: "+name] += int(n)
+		}
+	}
+	count("crash", r.Crashes)
+	count("crash with I/O in flight", r.CrashesMidIO)
+	count("restart", r.Restarts)
+	count("pause", r.Pauses)
+	count(fmt.Sprintf("partition %s %s", partitionModeName(v.o.PartitionMode), partitionSymmetryName(v.o.PartitionSymmetry)), r.Partitions)
+	for _, cause := range []network.ResetCause{network.ResetRandom, network.ResetTimeout, network.ResetOverflow} {
+		count("connection reset ("+cause.String()+")", v.resetsByCause[cause])
+	}
+	count("clog", r.Clogs)
+	count("frame corrupted on the wire", r.Corruptions)
+	count("sector faulted on disk", r.StorageFaults)
+	count("sector torn by a crash", r.TornSectors)
+	if r.ClockSkewNs >= 1_000_000 {
+		count("clock skew over 1 ms", 1)
+	}
+	if r.ClockSkewNs >= 1_000_000_000 {
+		count("clock skew over 1 s", 1)
+	}
 }

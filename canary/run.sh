@@ -1,0 +1,128 @@
+#!/bin/sh
+# run.sh: the canary suite's runner (canary/README.md). For every canary, a
+# build with its tag must fail a campaign of swarm seeds 1..SEEDS (default
+# 200) with the exit status and a violation the canary expects; the runner
+# prints, per canary, the first failing seed (seeds-to-catch) and the
+# violation, and exits 1 if any canary escaped or was caught as something
+# else.
+#
+#   canary/run.sh [-go] [tag ...]
+#
+# By default each canary runs through the vopr command:
+#   go build -tags TAG -o bin/vopr-TAG ./cmd/vopr
+#   bin/vopr-TAG -seed 1 -seeds SEEDS -parallel $(nproc)
+# (vopr stops at the first failing seed). With -go it runs the fallback Go
+# driver instead: go test -tags TAG ./canary (canary_test.go), which needs
+# only package sim. Environment: SEEDS (default 200), PARALLEL (default
+# nproc), GO (default go).
+set -u
+cd "$(dirname "$0")/.."
+
+# The suite: tag, the exit status a campaign must end with (129 correctness,
+# 128 liveness), and the violation it must report (prefixes, '|' between).
+# canary_test.go checks that this table and suite.go agree.
+CANARIES='
+canary_commit_one_ack           129 committed op replaced|divergent commit|non-linearizable reply|hash chain break|replica panic
+canary_ack_before_sync          129 committed op replaced|divergent commit|non-linearizable reply|hash chain break|replica panic
+canary_dvc_before_persist       129 view regression after restart|committed op replaced|replica panic
+canary_retry_applied_twice      129 duplicate apply|non-linearizable reply
+canary_torn_trusted             129 corrupt body applied|replica panic
+canary_nack_corrupt             129 committed op replaced|divergent commit|non-linearizable reply|replica panic
+canary_apply_unchecked          129 committed op replaced|divergent commit|hash chain break|replica panic
+canary_truncate_without_quorum  129 committed op replaced|divergent commit|non-linearizable reply|replica panic
+canary_repair_unchained         129 committed op replaced|divergent commit|hash chain break|replica panic
+canary_chain_unchecked          129 committed op replaced|divergent commit|hash chain break|replica panic
+canary_heartbeat_reset          128 the core did not converge
+canary_no_restamp               128 the core did not converge
+'
+
+GO=${GO:-go}
+SEEDS=${SEEDS:-200}
+PARALLEL=${PARALLEL:-$(nproc)}
+mode=vopr
+if [ "${1:-}" = "-go" ]; then
+	mode=go
+	shift
+fi
+only="$*"
+
+logdir=bin/canary
+mkdir -p "$logdir"
+failed=0
+report=""
+
+# matches VIOLATION PREFIXES: whether the violation starts with one of the
+# '|'-separated prefixes.
+matches() {
+	v=$1
+	rest=$2
+	while [ -n "$rest" ]; do
+		p=${rest%%|*}
+		case "$v" in "$p"*) return 0 ;; esac
+		[ "$p" = "$rest" ] && break
+		rest=${rest#*|}
+	done
+	return 1
+}
+
+echo "$CANARIES" | while read -r tag want expect; do
+	[ -n "$tag" ] || continue
+	echo "$tag $want $expect"
+done >"$logdir/suite.txt"
+
+while read -r tag want expect; do
+	if [ -n "$only" ] && ! echo " $only " | grep -q " $tag "; then
+		continue
+	fi
+	log=$logdir/$tag.log
+	if [ $mode = vopr ]; then
+		if ! $GO build -tags "$tag" -o "bin/vopr-$tag" ./cmd/vopr; then
+			echo "canary $tag: BUILD FAILED"
+			failed=1
+			report="$report$tag build-failed\n"
+			continue
+		fi
+		"bin/vopr-$tag" -seed 1 -seeds "$SEEDS" -parallel "$PARALLEL" >"$log" 2>"$log.stderr"
+		rc=$?
+		seed=$(sed -n 's/^seed=\([0-9]*\) result=\(correctness\|liveness\|error\) .*/\1/p' "$log" | head -n 1)
+		violation=$(sed -n 's/^\(violation\|error\): //p' "$log" | head -n 1)
+	else
+		$GO test -count=1 -tags "$tag" ./canary -run '^TestCanary$' -v -timeout 60m \
+			-canary.seeds "$SEEDS" -canary.parallel "$PARALLEL" >"$log" 2>&1
+		seed=$(sed -n 's/.* caught: seeds-to-catch=\([0-9]*\) .*/\1/p' "$log" | head -n 1)
+		violation=$(sed -n 's/.* caught: seeds-to-catch=[0-9]* result=[a-z]* violation: //p' "$log" | head -n 1)
+		case $(sed -n 's/.* caught: seeds-to-catch=[0-9]* result=\([a-z]*\) .*/\1/p' "$log" | head -n 1) in
+		correctness) rc=129 ;;
+		liveness) rc=128 ;;
+		error) rc=1 ;;
+		*) rc=0 ;;
+		esac
+	fi
+	if [ -z "$seed" ]; then
+		# How many seeds exercised the bug at all: the "canary: ..." probe
+		# (sites in replica/vsr report one), from vopr's probe table or the
+		# Go driver's log.
+		fired=$(awk '/^  canary: / { n += $(NF-1) } END { print n + 0 }' "$log")
+		if [ $mode = go ]; then
+			fired=$(sed -n 's/.*the bug path fired (a "canary:" probe) in \([0-9]*\) of.*/\1/p' "$log" | head -n 1)
+		fi
+		echo "canary $tag: ESCAPED: no seed in 1..$SEEDS failed (exit $rc; want exit $want: $expect); the bug's probe fired in ${fired:-0} seeds; log $log"
+		failed=1
+		report="$report$tag ESCAPED\n"
+	elif [ "$rc" != "$want" ] || ! matches "$violation" "$expect"; then
+		echo "canary $tag: WRONG CATCH at seed $seed (exit $rc, want $want: $expect): $violation"
+		failed=1
+		report="$report$tag wrong-catch seed=$seed\n"
+	else
+		echo "canary $tag: caught seeds-to-catch=$seed exit=$rc violation: $violation"
+		report="$report$tag caught seed=$seed\n"
+	fi
+done <"$logdir/suite.txt"
+
+echo "canary suite ($mode, seeds 1..$SEEDS):"
+printf "$report" | sed 's/^/  /'
+if [ $failed -ne 0 ]; then
+	echo "canary suite: FAILED (a canary escaped or was caught as something else)"
+	exit 1
+fi
+echo "canary suite: every canary caught"

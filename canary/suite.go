@@ -1,0 +1,148 @@
+package canary
+
+import (
+	"strings"
+
+	"github.com/iggy-vopr/vopr/sim"
+)
+
+// Canary is one deliberate bug of the suite.
+type Canary struct {
+	Tag    string // the build tag that turns it on
+	Site   string // where the bug is
+	Breaks string // what it breaks
+	// Probed: the bug site reports a "canary: ..." probe each time the bug
+	// changes what the replica does (the sites in replica/vsr), so a
+	// campaign can tell a canary never exercised from one exercised but not
+	// caught.
+	Probed bool
+	// Outcome is how a campaign must catch it: sim.Correctness (exit 129),
+	// or sim.Liveness (exit 128) where the bug can only show as a stall.
+	Outcome sim.Outcome
+	// Expect lists the violation names (checker.Violation names, or
+	// "replica panic") of which the first failure's violation must start
+	// with one.
+	Expect []string
+}
+
+// Accepts reports whether a failure is the one the canary expects.
+func (c *Canary) Accepts(o sim.Outcome, violation string) bool {
+	if o != c.Outcome {
+		return false
+	}
+	for _, e := range c.Expect {
+		if strings.HasPrefix(violation, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// Lookup returns the canary of tag.
+func Lookup(tag string) (Canary, bool) {
+	for _, c := range Suite() {
+		if c.Tag == tag {
+			return c, true
+		}
+	}
+	return Canary{}, false
+}
+
+// Suite lists every canary, in the order the runners try them.
+func Suite() []Canary {
+	return []Canary{
+		{
+			Tag:     "canary_commit_one_ack",
+			Site:    "replica/vsr/normal.go commitPipeline",
+			Breaks:  "the primary commits a prepare on its first acknowledgement, ignoring the replication quorum",
+			Probed:  true,
+			Outcome: sim.Correctness,
+			Expect:  []string{"committed op replaced", "divergent commit", "non-linearizable reply", "hash chain break", "replica panic"},
+		},
+		{
+			Tag:     "canary_ack_before_sync",
+			Site:    "replica/vsr/normal.go journalAppend, durableCanonical",
+			Breaks:  "PrepareOk (and the primary's own ack) sent on Append, before the journal's done says the prepare is durable",
+			Probed:  true,
+			Outcome: sim.Correctness,
+			Expect:  []string{"committed op replaced", "divergent commit", "non-linearizable reply", "hash chain break", "replica panic"},
+		},
+		{
+			Tag:     "canary_dvc_before_persist",
+			Site:    "replica/vsr/viewchange.go maybeSendDoViewChange (canary.go canaryVoteBeforePersist)",
+			Breaks:  "a DoViewChange is sent before the view it votes in is durable",
+			Probed:  true,
+			Outcome: sim.Correctness,
+			Expect:  []string{"view regression after restart", "committed op replaced", "replica panic"},
+		},
+		{
+			Tag:     "canary_retry_applied_twice",
+			Site:    "replica/clients/table.go CheckRequest",
+			Breaks:  "a retried request at or below the client's watermark is dispatched as new, so it is applied twice",
+			Outcome: sim.Correctness,
+			Expect:  []string{"duplicate apply", "non-linearizable reply"},
+		},
+		{
+			Tag:     "canary_torn_trusted",
+			Site:    "replica/journal/record.go parsePrepareChunk",
+			Breaks:  "recovery trusts a prepare chunk whose header is valid without checking the chunk's seal or the body's checksum, so a prepare write torn by a crash comes back as a Clean prepare",
+			Outcome: sim.Correctness,
+			Expect:  []string{"corrupt body applied", "replica panic"},
+		},
+		{
+			Tag:     "canary_nack_corrupt",
+			Site:    "replica/vsr/viewchange.go buildVote",
+			Breaks:  "an op whose slot cannot be read (KnowledgeNone) is nacked, as if provably never prepared",
+			Probed:  true,
+			Outcome: sim.Correctness,
+			Expect:  []string{"committed op replaced", "divergent commit", "non-linearizable reply", "replica panic"},
+		},
+		{
+			Tag:     "canary_apply_unchecked",
+			Site:    "replica/vsr/normal.go commitJournal",
+			Breaks:  "the journal's frame is applied even when its identity differs from the canonical header",
+			Probed:  true,
+			Outcome: sim.Correctness,
+			Expect:  []string{"committed op replaced", "divergent commit", "hash chain break", "replica panic"},
+		},
+		{
+			Tag:     "canary_truncate_without_quorum",
+			Site:    "replica/vsr/viewchange.go merge",
+			Breaks:  "a view change truncates an op on q_nack-1 nacks",
+			Outcome: sim.Correctness,
+			Expect:  []string{"committed op replaced", "divergent commit", "non-linearizable reply", "replica panic"},
+		},
+		{
+			Tag:     "canary_repair_unchained",
+			Site:    "replica/vsr/repair.go checkRepaired",
+			Breaks:  "a repaired prepare checked by the hash chain is accepted without comparing its identity with the parent of the canonical op above it",
+			Probed:  true,
+			Outcome: sim.Correctness,
+			Expect:  []string{"committed op replaced", "divergent commit", "hash chain break", "replica panic"},
+		},
+		{
+			Tag:     "canary_chain_unchecked",
+			Site:    "replica/vsr/viewchange.go extendCanonDown (canary.go canaryChainUnchecked)",
+			Breaks:  "a journaled frame below a canonical op is taken as canonical without checking that it is that op's parent",
+			Probed:  true,
+			Outcome: sim.Correctness,
+			Expect:  []string{"committed op replaced", "divergent commit", "hash chain break", "replica panic"},
+		},
+		{
+			Tag:     "canary_heartbeat_reset",
+			Site:    "replica/vsr/normal.go becomeNormal",
+			Breaks:  "a new primary restarts its heartbeat token from zero, so its backups ignore its heartbeats and keep starting view changes",
+			Probed:  true,
+			Outcome: sim.Liveness,
+			Expect:  []string{"the core did not converge"},
+		},
+		{
+			Tag:     "canary_no_restamp",
+			Site:    "replica/vsr/normal.go restamped",
+			Breaks:  "a retransmitted pipeline prepare keeps the view it was built in, so backups of the new view drop it",
+			Probed:  true,
+			Outcome: sim.Liveness,
+			Expect:  []string{"the core did not converge"},
+		},
+	}
+}
