@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/iggy-vopr/vopr/sim/kernel"
 )
 
 // These tests run the real simulator (sim.Run) through the command.
@@ -57,5 +60,30 @@ func TestRealCampaignParallel(t *testing.T) {
 	}
 	if n := bytes.Count([]byte(js), []byte("\n")); n != 3 {
 		t.Errorf("%d JSON lines", n)
+	}
+}
+
+// TestRegressionSeedsWithFlags replays every VOPR regression seed that
+// needs knob flags through the command, exactly as its file says
+// (sim's TestVOPRCampaign replays those without flags).
+func TestRegressionSeedsWithFlags(t *testing.T) {
+	regressions, err := kernel.ReadSeeds("../../seeds", "vopr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayed := 0
+	for _, reg := range regressions {
+		if len(reg.Flags) == 0 {
+			continue
+		}
+		args := append([]string{"-seed", strconv.FormatUint(reg.Seed, 10)}, reg.Flags...)
+		out, stderr, code := vopr(t, nil, args...)
+		if code != 0 {
+			t.Errorf("regression %s: vopr %s: exit %d\n%s%s", reg.File, strings.Join(args, " "), code, out, stderr)
+		}
+		replayed++
+	}
+	if replayed == 0 {
+		t.Fatal("no regression seed with flags: this test replays nothing")
 	}
 }

@@ -218,3 +218,40 @@ func TestSingleReplicaRestartStartsANewView(t *testing.T) {
 		t.Fatalf("op 2 did not commit in the new view (commit_min %d)", r.group.CommitMin())
 	}
 }
+
+// TestSingleReplicaForgetsOpsAboveAHole scripts VOPR seed 15 with
+// -crash-io-factor=100 (at 4686bdb): a single replica crashed with three
+// writes in flight; the first and third were durable, the second lost. It
+// panicked replaying its own log ("lost op 2 of 3"). Nothing above the hole
+// was committed (an op commits only with every op below it durable), so the
+// replica forgets it and prepares over it in its new view.
+func TestSingleReplicaForgetsOpsAboveAHole(t *testing.T) {
+	c := newCluster(t, 1, 12)
+	r := c.replicas[0]
+	c.settle()
+	for req := uint64(1); req <= 3; req++ {
+		proposeAt(t, r, req)
+	}
+	if len(c.later) != 3 {
+		t.Fatalf("%d completions pending, want the 3 appends", len(c.later))
+	}
+	first, third := c.later[0], c.later[2]
+	c.later = nil
+	first.fn()
+	third.fn() // op 2's write is lost in the crash
+	if r.group.CommitMin() != 1 {
+		t.Fatalf("commit_min %d before the crash, want 1", r.group.CommitMin())
+	}
+	r.crash()
+	r.start(false)
+	if r.group.Op() != 1 || r.group.CommitMin() != 1 || c.probes["single replica forgot ops above a hole in its log"] != 1 {
+		t.Fatalf("restarted at op %d commit_min %d (probes %v), want op 1 commit_min 1 with the hole forgotten",
+			r.group.Op(), r.group.CommitMin(), c.probes)
+	}
+	c.settle()
+	proposeAt(t, r, 4)
+	c.settle()
+	if r.group.CommitMin() != 2 {
+		t.Fatalf("commit_min %d, want op 2 committed in the new view", r.group.CommitMin())
+	}
+}
