@@ -41,6 +41,8 @@ func (m *metadataJournal) Knowledge(op uint64) vsr.Knowledge {
 		return vsr.KnowledgeHeader
 	case journal.Nackable:
 		return vsr.KnowledgeNever
+	case journal.HeaderUnacked:
+		return vsr.KnowledgeHeaderNever
 	}
 	return vsr.KnowledgeNone
 }

@@ -31,9 +31,19 @@ const (
 	// marker or an older op, and the journal does not hold the op. (An op
 	// is acknowledged only after its header copy is durable.)
 	Nackable
+	// HeaderUnacked: the journal knows the op's header (Header returns it)
+	// and can prove this replica never acknowledged it: Reconcile recorded
+	// the header from an adopted canonical log while the slot showed no
+	// acknowledgement of that op (the empty marker, an older op, or another
+	// identity), and nothing was appended over it since. Report the header
+	// with a nack. This is TigerBeetle's "dirty but not faulty": without it,
+	// a replica that learned an op's header from a StartView but never got
+	// its body could not nack it, and a view change whose other voters lost
+	// the op would wait forever for a body nobody has (VOPR seed 2267).
+	HeaderUnacked
 )
 
-var knowledgeNames = [...]string{"unknown", "held", "header-only", "nackable"}
+var knowledgeNames = [...]string{"unknown", "held", "header-only", "nackable", "header-unacked"}
 
 // String returns the knowledge's name.
 func (k Knowledge) String() string {
@@ -49,6 +59,10 @@ type diskRecord struct {
 	state diskState
 	op    uint64
 	id    wire.U128
+	// unacked (header copies only): Reconcile recorded this header for an
+	// op the replica had not acknowledged; an append of the op rewrites it
+	// as an ordinary header copy before its done runs.
+	unacked bool
 }
 
 type diskState uint8
@@ -60,7 +74,14 @@ const (
 	diskFlux                     // a write is in flight or not yet synced: after a crash, old, new or torn
 )
 
+// holds reports whether the copy is the record of (op, id) that an append
+// writes: for a header copy, one that records a possible acknowledgement.
 func (r diskRecord) holds(op uint64, id wire.U128) bool {
+	return r.state == diskValid && r.op == op && r.id == id && !r.unacked
+}
+
+// knows reports whether the copy is a record of (op, id) of either kind.
+func (r diskRecord) knows(op uint64, id wire.U128) bool {
 	return r.state == diskValid && r.op == op && r.id == id
 }
 
@@ -124,6 +145,9 @@ type appendOp struct {
 	kind writeKind
 	e    entry       // the entry to write (shares the immutable frame); for a clear or a header-only write, e.op only
 	hdr  wire.Header // writeHeaderOnly: the header to record
+	// unacked (writeHeaderOnly): the header is recorded as never
+	// acknowledged (decided when its write starts).
+	unacked bool
 	done func()
 	step appendStep
 	next *appendOp // next in the slot's queue, or in the free list
@@ -272,7 +296,7 @@ func (j *Journal) enqueue(frame []byte, done func(), what string) {
 		s.mem = entry{frame: bytes.Clone(frame), op: op, id: id}
 	}
 	switch {
-	case s.header.holds(op, id):
+	case s.header.knows(op, id):
 		s.vouched = true // the caller vouches for it again
 	case s.header.state == diskValid && s.header.op == op:
 		s.vouched = false // replaced
@@ -463,7 +487,7 @@ func (j *Journal) Knowledge(op uint64) Knowledge {
 	default:
 		hs = SectorDamaged
 	}
-	return knowledgeOf(op, held, hs, s.header.op, s.vouched)
+	return knowledgeOf(op, held, hs, s.header.op, s.vouched, s.header.unacked)
 }
 
 // knowledgeOf is the rule behind Knowledge, for the journal and for a
@@ -472,7 +496,11 @@ func (j *Journal) Knowledge(op uint64) Knowledge {
 // a readable header copy holding the empty marker or an older op proves op
 // was never acknowledged; one holding this op (vouched) gives its header;
 // anything else proves nothing.
-func knowledgeOf(op uint64, held bool, header SectorState, headerOp uint64, vouched bool) Knowledge {
+//
+// A header copy Reconcile recorded as unacknowledged (unacked) proves op
+// was never acknowledged: its header is reported when vouched
+// (HeaderUnacked), else the op is plainly Nackable.
+func knowledgeOf(op uint64, held bool, header SectorState, headerOp uint64, vouched, unacked bool) Knowledge {
 	switch {
 	case held:
 		return Held
@@ -481,6 +509,10 @@ func knowledgeOf(op uint64, held bool, header SectorState, headerOp uint64, vouc
 	case header != SectorValid:
 		return Unknown
 	case headerOp < op:
+		return Nackable
+	case headerOp == op && unacked && vouched:
+		return HeaderUnacked
+	case headerOp == op && unacked:
 		return Nackable
 	case headerOp == op && vouched:
 		return HeaderOnly

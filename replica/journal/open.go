@@ -389,7 +389,7 @@ func (o *opener) build() (*Journal, *Recovery) {
 		case SectorEmpty:
 			s.header = diskRecord{state: diskEmpty}
 		case SectorValid:
-			s.header = diskRecord{state: diskValid, op: h.op, id: h.id}
+			s.header = diskRecord{state: diskValid, op: h.op, id: h.id, unacked: h.unacked}
 			s.headerBytes = h.header
 			s.vouched = rep.Class != ClassConflict
 			s.floorOp = h.op

@@ -73,8 +73,8 @@ func (m *model) slotLatest(op uint64) bool {
 // the model: never Nackable once acknowledged; what is held or header-only
 // is an allowed identity, byte for byte.
 func (m *model) checkKnowledge(t *rapid.T, where string, op uint64, k Knowledge, frame func(uint64) ([]byte, bool), header func(uint64) (wire.Header, bool)) {
-	if m.acknowledged(op) && k == Nackable {
-		t.Fatalf("%s: acknowledged op %d is nackable", where, op)
+	if m.acknowledged(op) && (k == Nackable || k == HeaderUnacked) {
+		t.Fatalf("%s: acknowledged op %d is %s", where, op, k)
 	}
 	switch k {
 	case Held:
@@ -114,7 +114,7 @@ func (m *model) matches(op uint64, b []byte, n int) bool {
 //   - no done of a crashed journal ever runs, every other done runs once.
 func TestRapidCrashRecovery(t *testing.T) {
 	var classes [ClassFaulty + 1]int
-	var knowledge [Nackable + 1]int
+	var knowledge [HeaderUnacked + 1]int
 	acknowledgedAtCrash, repairs := 0, 0
 	rapid.Check(t, func(rt *rapid.T) {
 		cfg := testConfig()

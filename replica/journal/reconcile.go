@@ -102,7 +102,7 @@ func (j *Journal) Reconcile(head uint64, canonical []wire.Header, done func()) {
 		if s.floorOp > op {
 			panic(fmt.Sprintf("journal: Reconcile of op %d into a slot that held op %d", op, s.floorOp))
 		}
-		if s.header.holds(op, id) && s.vouched && s.prepare.state == diskEmpty && s.first == nil {
+		if s.header.knows(op, id) && s.vouched && s.prepare.state == diskEmpty && s.first == nil {
 			continue // already recorded
 		}
 		s.mem = entry{}
@@ -149,14 +149,23 @@ func (j *Journal) reconcileHeader(a *appendOp, s *slot) {
 		j.sync(a.onIO)
 		return
 	}
+	// A header-only record says the op was never acknowledged here when the
+	// header copy it replaces shows no acknowledgement of it: the empty
+	// marker, an older op, the op under another identity, or an earlier
+	// unacknowledged record. Over a damaged copy it proves nothing.
+	a.unacked = a.kind == writeHeaderOnly && (s.header.state == diskEmpty ||
+		s.header.state == diskValid && (s.header.op < a.e.op || s.header.id != a.e.id || s.header.unacked))
 	a.step = stepHeaderWrite
 	s.header = diskRecord{state: diskFlux}
 	s.vouched = false
-	if a.kind == writeClear {
+	switch {
+	case a.kind == writeClear:
 		var marker wire.Header
 		encodeMarker(&marker, j.cfg, markerKindHeader, a.e.op%j.cfg.SlotCount)
 		putRecord(j.headerScratch, marker[:])
-	} else {
+	case a.unacked:
+		putRecordUnacked(j.headerScratch, a.hdr[:])
+	default:
 		putRecord(j.headerScratch, a.hdr[:])
 	}
 	j.write(j.geo.headerSector(a.e.op%j.cfg.SlotCount), j.headerScratch, a.onIO)
@@ -167,7 +176,7 @@ func (j *Journal) reconcileHeaderDone(a *appendOp, s *slot) {
 	if a.kind == writeClear {
 		s.header = diskRecord{state: diskEmpty}
 	} else {
-		s.header = diskRecord{state: diskValid, op: a.e.op, id: a.e.id}
+		s.header = diskRecord{state: diskValid, op: a.e.op, id: a.e.id, unacked: a.unacked}
 		s.headerBytes = a.hdr
 		// Vouched unless an append of this op with another identity came
 		// in meanwhile (the caller's newer word wins).
@@ -183,7 +192,7 @@ func (j *Journal) reached(a *appendOp, s *slot) bool {
 	case writeClear:
 		return s.prepare.state == diskEmpty && s.header.state == diskEmpty
 	case writeHeaderOnly:
-		return s.prepare.state == diskEmpty && s.header.holds(a.e.op, a.e.id)
+		return s.prepare.state == diskEmpty && s.header.knows(a.e.op, a.e.id)
 	}
 	return s.prepare.holds(a.e.op, a.e.id) && s.header.holds(a.e.op, a.e.id)
 }

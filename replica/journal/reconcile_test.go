@@ -45,7 +45,9 @@ func TestReconcile(t *testing.T) {
 				t.Fatalf("%s: op %d not held (%s)", what, op, k(op))
 			}
 		}
-		if _, ok := frame(2); ok || k(2) != HeaderOnly {
+		// Our op 2 was another prepare: the canonical one was never
+		// acknowledged here, so it is known by header and nackable.
+		if _, ok := frame(2); ok || k(2) != HeaderUnacked {
 			t.Fatalf("%s: op 2 is %s", what, k(2))
 		}
 		if h, ok := header(2); !ok || h.Checksum() != identityOf(other2) {
@@ -94,7 +96,8 @@ func TestReconcileBehindAnAppend(t *testing.T) {
 
 // TestReconcileCrash: a crash at any point of a reconcile (under every
 // crash mode) leaves op 1 held; once the reconcile's done has run, op 3 is
-// nackable and op 2 known by its canonical header, never held as before.
+// nackable and op 2 known by its canonical header (never acknowledged
+// here), never held as before.
 func TestReconcileCrash(t *testing.T) {
 	cfg := testConfig()
 	for cut := 1; cut < 40; cut++ {
@@ -118,11 +121,103 @@ func TestReconcileCrash(t *testing.T) {
 			if !fired {
 				continue
 			}
-			if k := r.Knowledge(2); k != HeaderOnly {
+			if k := r.Knowledge(2); k != HeaderUnacked {
 				t.Fatalf("cut %d %s: op 2 is %s after the reconcile finished", cut, mode, k)
 			}
 			if k := r.Knowledge(3); k != Nackable {
 				t.Fatalf("cut %d %s: op 3 is %s after the reconcile finished", cut, mode, k)
+			}
+		}
+	}
+}
+
+// TestReconcileUnackedHeaders: a header Reconcile records over a slot that
+// shows no acknowledgement of it is HeaderUnacked (known, nackable); over
+// a slot whose header copy records that very prepare (maybe acknowledged,
+// body lost) it stays HeaderOnly; an append of the op rewrites the record
+// as an ordinary header copy before its done, and only then is it Durable.
+func TestReconcileUnackedHeaders(t *testing.T) {
+	cfg := testConfig()
+	e := newEnv(t, cfg, envOptions{seed: 13})
+	e.format()
+	j, _ := e.mustOpen()
+	frames := map[uint64][]byte{}
+	for op := uint64(1); op <= 3; op++ {
+		frames[op] = prepareFrame(cfg, op, 0, 64)
+	}
+	appendWait(e, j, frames[1])
+	appendWait(e, j, frames[2])
+	e.dev.InjectCorruption(e.geo.prepareSector(2)) // op 2 was acknowledged; its body rots
+	j, r := e.mustOpen()
+	if k := r.Knowledge(2); k != HeaderOnly {
+		t.Fatalf("op 2 with a rotten body: %s", k)
+	}
+	// A StartView gives ops 2 and 3: op 3 was never here at all.
+	reconcileWait(e, j, 3, []wire.Header{*wire.HeaderOf(frames[3]), *wire.HeaderOf(frames[2])})
+	for _, when := range []string{"in memory", "after a restart"} {
+		k := j.Knowledge
+		if when != "in memory" {
+			j, r = e.mustOpen()
+			k = r.Knowledge
+			if !r.Slots[3].Header.Unacked || r.Slots[2].Header.Unacked {
+				t.Fatalf("%s: unacked flags op 2 %v op 3 %v", when, r.Slots[2].Header.Unacked, r.Slots[3].Header.Unacked)
+			}
+		}
+		if got := k(2); got != HeaderOnly {
+			t.Fatalf("%s: op 2 (maybe acknowledged) is %s", when, got)
+		}
+		if got := k(3); got != HeaderUnacked {
+			t.Fatalf("%s: op 3 (never acknowledged) is %s", when, got)
+		}
+		if h, ok := j.Header(3); !ok || h.Checksum() != identityOf(frames[3]) {
+			t.Fatalf("%s: op 3's header is not the canonical one", when)
+		}
+	}
+	// Repairing op 3 acknowledges nothing until its done: the record under
+	// it is rewritten first.
+	fired := false
+	j.Append(frames[3], func() { fired = true })
+	for !fired && e.loop.Step() {
+		if !fired && j.Durable(3) {
+			t.Fatal("op 3 durable before its append's done")
+		}
+	}
+	if !fired || !j.Durable(3) {
+		t.Fatal("op 3's append did not finish")
+	}
+	_, r = e.mustOpen()
+	if r.Slots[3].Class != ClassClean || !r.Slots[3].HeaderWritten || r.Slots[3].Header.Unacked {
+		t.Fatalf("op 3 after its append: %+v", r.Slots[3])
+	}
+}
+
+// TestReconcileUnackedAppendCrash: a crash at any point of the append that
+// repairs an op recorded as unacknowledged never leaves it nackable once
+// its done ran (held, its header written); before that it is still known
+// unacknowledged, held, or unknown (a header write that landed or tore
+// looks maybe acknowledged: conservative), never plain Nackable.
+func TestReconcileUnackedAppendCrash(t *testing.T) {
+	cfg := testConfig()
+	for cut := 0; cut < 20; cut++ {
+		for _, mode := range crashModes {
+			e := newEnv(t, cfg, envOptions{seed: uint64(100 + cut), crash: mode})
+			e.format()
+			j, _ := e.mustOpen()
+			f1, f2 := prepareFrame(cfg, 1, 0, 64), prepareFrame(cfg, 2, 0, 64)
+			appendWait(e, j, f1)
+			reconcileWait(e, j, 2, []wire.Header{*wire.HeaderOf(f2)})
+			fired := false
+			j.Append(f2, func() { fired = true })
+			for i := 0; i < cut && e.loop.Step(); i++ {
+			}
+			e.crash()
+			_, r := e.mustOpen()
+			k := r.Knowledge(2)
+			switch {
+			case fired && (k != Held || !r.Slots[2].HeaderWritten):
+				t.Fatalf("cut %d %s: op 2 after its done: %s %+v", cut, mode, k, r.Slots[2])
+			case !fired && k != HeaderUnacked && k != Held && k != Unknown:
+				t.Fatalf("cut %d %s: op 2 before its done: %s", cut, mode, k)
 			}
 		}
 	}

@@ -36,6 +36,14 @@ const sealSeed uint64 = 0x766f70726a6e6c31
 
 func sealOf(record []byte) uint64 { return xxh3.HashSeed(record, sealSeed) }
 
+// sealSeedUnacked keys the seal of a header copy that Reconcile recorded
+// for an op this replica never acknowledged ("voprjnlu"). The header bytes
+// are the canonical header either way; only the seal tells the two apart,
+// so a recovery knows the op may be nacked (see HeaderUnacked).
+const sealSeedUnacked uint64 = 0x766f70726a6e6c75
+
+func sealUnackedOf(record []byte) uint64 { return xxh3.HashSeed(record, sealSeedUnacked) }
+
 // Offsets inside a 256-byte header (wire.md 2 and 5.1) that this package
 // reads or writes directly.
 const (
@@ -88,13 +96,23 @@ func putRecord(dst, record []byte) {
 	clear(dst[n+sealBytes:])
 }
 
+// putRecordUnacked is putRecord with the unacknowledged-header seal.
+func putRecordUnacked(dst, record []byte) {
+	putRecord(dst, record)
+	binary.LittleEndian.PutUint64(dst[len(record):], sealUnackedOf(record))
+}
+
 // sealed reports whether b holds an n-byte record followed by its seal and
 // zeros to the end.
 func sealed(b []byte, n int) bool {
+	return sealedWith(b, n, sealOf)
+}
+
+func sealedWith(b []byte, n int, seal func([]byte) uint64) bool {
 	if n+sealBytes > len(b) {
 		return false
 	}
-	if binary.LittleEndian.Uint64(b[n:]) != sealOf(b[:n]) {
+	if binary.LittleEndian.Uint64(b[n:]) != seal(b[:n]) {
 		return false
 	}
 	for _, c := range b[n+sealBytes:] {
@@ -212,6 +230,9 @@ type headerCopy struct {
 	op     uint64
 	id     wire.U128
 	header wire.Header // valid only when state is SectorValid
+	// unacked: a valid header Reconcile recorded for an op this replica had
+	// not acknowledged (sealed with sealSeedUnacked).
+	unacked bool
 }
 
 // parseHeaderSector classifies one header sector's bytes.
@@ -223,8 +244,14 @@ func parseHeaderSector(cfg Config, slot uint64, b []byte) headerCopy {
 			return headerCopy{state: SectorEmpty}
 		}
 	case wire.CommandPrepare:
-		if sealed(b, wire.HeaderSize) && headerProblem(cfg, h, slot) == "" {
+		if headerProblem(cfg, h, slot) != "" {
+			break
+		}
+		if sealed(b, wire.HeaderSize) {
 			return headerCopy{state: SectorValid, op: opOf(h), id: h.Checksum(), header: *h}
+		}
+		if sealedWith(b, wire.HeaderSize, sealUnackedOf) {
+			return headerCopy{state: SectorValid, op: opOf(h), id: h.Checksum(), header: *h, unacked: true}
 		}
 	}
 	return headerCopy{state: SectorDamaged}

@@ -56,6 +56,9 @@ type Copy struct {
 	State SectorState
 	Op    uint64    // when State is SectorValid
 	ID    wire.U128 // the prepare identity, when State is SectorValid
+	// Unacked, for a valid header copy: Reconcile recorded it for an op this
+	// replica had not acknowledged (see HeaderUnacked).
+	Unacked bool
 }
 
 // SlotReport is what Open found in one slot and concluded.
@@ -119,11 +122,11 @@ func (r *Recovery) Knowledge(op uint64) Knowledge {
 	s := &r.Slots[op%r.slotCount]
 	held := s.Class == ClassClean && s.Op == op
 	vouched := s.Class != ClassConflict
-	header, headerOp := s.Header.State, s.Header.Op
+	header, headerOp, unacked := s.Header.State, s.Header.Op, s.Header.Unacked
 	if s.HeaderRepaired {
-		header, headerOp = SectorValid, s.Op
+		header, headerOp, unacked = SectorValid, s.Op, false
 	}
-	return knowledgeOf(op, held, header, headerOp, vouched)
+	return knowledgeOf(op, held, header, headerOp, vouched, unacked)
 }
 
 // Count returns how many slots are of class c.
@@ -165,7 +168,7 @@ func (r *Recovery) Count(c Class) int {
 // in this slot would leave it Faulty.
 func classify(h *headerCopy, p *prepareCopy) SlotReport {
 	r := SlotReport{
-		Header:  Copy{State: h.state, Op: h.op, ID: h.id},
+		Header:  Copy{State: h.state, Op: h.op, ID: h.id, Unacked: h.unacked},
 		Prepare: Copy{State: p.state, Op: p.op, ID: p.id},
 	}
 	switch h.state {
@@ -181,7 +184,9 @@ func classify(h *headerCopy, p *prepareCopy) SlotReport {
 	case SectorValid:
 		switch {
 		case p.state == SectorValid && p.op == h.op && p.id == h.id:
-			r.Class, r.Op, r.HeaderWritten = ClassClean, p.op, true
+			// Under an unacknowledged header copy the prepare is an append
+			// whose own header write never landed: never acknowledged.
+			r.Class, r.Op, r.HeaderWritten = ClassClean, p.op, !h.unacked
 		case p.state == SectorValid && p.op == h.op:
 			r.Class, r.Op = ClassConflict, h.op
 		case p.state == SectorValid && p.op > h.op:

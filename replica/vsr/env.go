@@ -26,6 +26,11 @@ const (
 	KnowledgeHeader
 	// KnowledgeHeld: the journal holds the whole prepare.
 	KnowledgeHeld
+	// KnowledgeHeaderNever: the header is known (Header returns it) and the
+	// journal can prove this replica never acknowledged the op: it recorded
+	// the header from an adopted log without ever holding the body. The op
+	// is reported with its header and the nack bit (DEVIATIONS.md 29).
+	KnowledgeHeaderNever
 )
 
 // Journal stores the prepares of one group and the group's durable state

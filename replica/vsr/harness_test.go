@@ -285,11 +285,21 @@ type durableJournal struct {
 	durableHdrs  map[uint64]wire.Header
 	state        wire.VsrState
 	durableState wire.VsrState
+	// acked: per op, the identity whose append completed (what the replica
+	// may have acknowledged), durable; a header recorded by Reconcile for
+	// another identity (or none) is unacked: the op may be nacked.
+	acked          map[uint64]wire.U128
+	unacked        map[uint64]bool
+	durableUnacked map[uint64]bool
+	// faulty: ops whose slot a test declared unreadable (a write torn by a
+	// crash): nothing is known of them, and the head reaches them.
+	faulty map[uint64]bool
 }
 
 func newDurableJournal(r *replica) *durableJournal {
 	j := &durableJournal{r: r, frames: map[uint64][]byte{}, headers: map[uint64]wire.Header{},
-		durable: map[uint64][]byte{}, durableHdrs: map[uint64]wire.Header{}}
+		durable: map[uint64][]byte{}, durableHdrs: map[uint64]wire.Header{},
+		acked: map[uint64]wire.U128{}, unacked: map[uint64]bool{}, durableUnacked: map[uint64]bool{}, faulty: map[uint64]bool{}}
 	j.durableState = wire.VsrState{Cluster: wire.ClusterID("vsr-test"), ReplicaID: r.id, ReplicaCount: uint8(r.c.n)}
 	return j
 }
@@ -302,6 +312,10 @@ func (j *durableJournal) recover() {
 	}
 	for op, h := range j.durableHdrs {
 		j.headers[op] = h
+	}
+	j.unacked = map[uint64]bool{}
+	for op, u := range j.durableUnacked {
+		j.unacked[op] = u
 	}
 	j.state = j.durableState
 }
@@ -316,6 +330,9 @@ func (j *durableJournal) head() uint64 {
 	for op := range j.headers {
 		h = max(h, op)
 	}
+	for op := range j.faulty {
+		h = max(h, op)
+	}
 	return h
 }
 
@@ -327,6 +344,9 @@ func (j *durableJournal) Append(frame []byte, done func()) {
 	j.r.defer_(func() {
 		j.durable[op] = f
 		delete(j.durableHdrs, op)
+		delete(j.durableUnacked, op)
+		delete(j.faulty, op)
+		j.acked[op] = wire.HeaderOf(f).Checksum()
 		done()
 	})
 }
@@ -348,10 +368,16 @@ func (j *durableJournal) Header(op uint64) (wire.Header, bool) {
 }
 
 func (j *durableJournal) Knowledge(op uint64) Knowledge {
+	if j.faulty[op] {
+		return KnowledgeNone
+	}
 	if _, ok := j.frames[op]; ok {
 		return KnowledgeHeld
 	}
 	if _, ok := j.headers[op]; ok {
+		if j.unacked[op] {
+			return KnowledgeHeaderNever
+		}
 		return KnowledgeHeader
 	}
 	return KnowledgeNever
@@ -378,6 +404,7 @@ func (j *durableJournal) Reconcile(head uint64, canonical []wire.Header, done fu
 		if f, ok := j.frames[op]; !ok || wire.HeaderOf(f).Checksum() != h.Checksum() {
 			delete(j.frames, op)
 			j.headers[op] = h
+			j.unacked[op] = j.acked[op] != h.Checksum()
 			stale = append(stale, h)
 		}
 	}
@@ -390,12 +417,25 @@ func (j *durableJournal) Reconcile(head uint64, canonical []wire.Header, done fu
 		for op := range j.durableHdrs {
 			if op > head {
 				delete(j.durableHdrs, op)
+				delete(j.durableUnacked, op)
+			}
+		}
+		for op := range j.acked {
+			if op > head {
+				delete(j.acked, op)
+			}
+		}
+		for op := range j.faulty {
+			if op > head {
+				delete(j.faulty, op)
 			}
 		}
 		for _, h := range stale {
 			op := u64op(&h)
 			delete(j.durable, op)
 			j.durableHdrs[op] = h
+			j.durableUnacked[op] = j.acked[op] != h.Checksum()
+			delete(j.faulty, op)
 		}
 		done()
 	})

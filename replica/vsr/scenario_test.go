@@ -255,3 +255,55 @@ func TestSingleReplicaForgetsOpsAboveAHole(t *testing.T) {
 		t.Fatalf("commit_min %d, want op 2 committed in the new view", r.group.CommitMin())
 	}
 }
+
+// TestHeaderOnlyOpIsNacked scripts VOPR seed 2267 (at 4686bdb): in a
+// two-replica group the primary prepared op 2 while its backup was down;
+// the backup restarted and learned op 2's header from the primary's
+// StartView but never its body; then the primary crashed with op 2's write
+// torn. In the view change nobody has op 2's body and the primary cannot
+// say whether it acknowledged it, so only the backup can prove op 2 was
+// never committed: it never acknowledged it. It must nack it, with its
+// header, or the view change waits forever for a body nobody has.
+func TestHeaderOnlyOpIsNacked(t *testing.T) {
+	c := newCluster(t, 2, 13)
+	r0, r1 := c.replicas[0], c.replicas[1]
+	proposeAt(t, r0, 1)
+	if !c.runUntil(20_000, func() bool { return c.committedEverywhere(1) }) {
+		t.Fatal("op 1 did not commit")
+	}
+	r1.crash()
+	pending := len(c.later)
+	proposeAt(t, r0, 2)
+	c.later = c.later[:pending] // op 2's write at the primary never completes
+	c.drop = func(m message) bool { // the backup never gets op 2's body
+		return m.to == 1 && wire.HeaderOf(m.frame).Command().IsPrepare()
+	}
+	r1.start(false)
+	if !c.runUntil(20_000, func() bool { return r1.group.Status() == StatusNormal && r1.group.Op() == 2 }) {
+		t.Fatalf("the backup did not learn op 2 (status %v op %d)", r1.group.Status(), r1.group.Op())
+	}
+	if k := r1.journal.Knowledge(2); k != KnowledgeHeaderNever {
+		t.Fatalf("the backup's op 2 is %v, want known by header and never acknowledged", k)
+	}
+	r0.crash()
+	r0.journal.faulty[2] = true // its write of op 2 tore
+	r0.start(false)
+	c.drop = nil
+	if !c.runUntil(50_000, func() bool { return c.primary() != nil && c.primary().group.View() > 0 }) {
+		c.dump()
+		t.Fatalf("no view change completed: probes %v", c.probes)
+	}
+	if c.probes["view change truncated an op on a nack quorum"] == 0 {
+		t.Fatal("op 2 was not truncated on the backup's nack")
+	}
+	// The group goes on: a new op 2 commits (retried across any further
+	// view change, which may drop an uncommitted proposal).
+	for attempt := 0; !c.committedEverywhere(2); attempt++ {
+		if attempt == 10 {
+			c.dump()
+			t.Fatal("the new op 2 did not commit")
+		}
+		c.propose(1, 20_000)
+		c.runUntil(20_000, func() bool { return c.committedEverywhere(2) })
+	}
+}

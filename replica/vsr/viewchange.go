@@ -137,9 +137,10 @@ func (g *Group) sendDoViewChange() {
 // buildVote describes our log for the new primary: the suffix from
 // max(commit_max, 1) up to our head (top 128), each op as we know it. An op
 // we hold is its header with the present bit; an op we know only by header
-// is the header alone; an op we can prove we never acknowledged is a blank
-// with the nack bit (above commit only); an op we cannot read is a blank
-// with no nack (DEVIATIONS.md 1).
+// is the header alone, with the nack bit when the journal proves we never
+// acknowledged it (DEVIATIONS.md 29); an op we can prove we never
+// acknowledged is a blank with the nack bit (nacks above commit only); an
+// op we cannot read is a blank with no nack (DEVIATIONS.md 1).
 func (g *Group) buildVote() *dvcVote {
 	v := &dvcVote{from: g.cfg.Replica, logView: g.logView, op: g.op, commit: min(g.commitMax, g.op)}
 	if g.op == 0 {
@@ -162,6 +163,9 @@ func (g *Group) buildVote() *dvcVote {
 			v.present = v.present.WithBit(i)
 		case canonical:
 			v.entries = append(v.entries, c)
+			if k := g.deps.Journal.Knowledge(op); op > v.commit && (k == KnowledgeNever || k == KnowledgeHeaderNever) {
+				v.nack = v.nack.WithBit(i)
+			}
 		default:
 			switch g.deps.Journal.Knowledge(op) {
 			case KnowledgeHeld:
@@ -170,6 +174,12 @@ func (g *Group) buildVote() *dvcVote {
 			case KnowledgeHeader:
 				h, _ := g.deps.Journal.Header(op)
 				v.entries = append(v.entries, h)
+			case KnowledgeHeaderNever:
+				h, _ := g.deps.Journal.Header(op)
+				v.entries = append(v.entries, h)
+				if op > v.commit {
+					v.nack = v.nack.WithBit(i)
+				}
 			case KnowledgeNever:
 				v.entries = append(v.entries, wire.BlankEntry(op))
 				if op > v.commit {
