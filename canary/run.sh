@@ -32,7 +32,7 @@ canary_apply_unchecked          129 committed op replaced|divergent commit|hash 
 canary_truncate_without_quorum  129 committed op replaced|divergent commit|non-linearizable reply|replica panic
 canary_repair_unchained         129 committed op replaced|divergent commit|hash chain break|replica panic
 canary_chain_unchecked          129 committed op replaced|divergent commit|hash chain break|replica panic
-canary_heartbeat_reset          128 the core did not converge
+canary_heartbeat_reset          128 the core kept changing views after it converged
 canary_no_restamp               128 the core did not converge
 '
 

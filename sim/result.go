@@ -16,7 +16,8 @@ const (
 	// SimError: the simulator itself failed (a harness bug, not the replica's).
 	SimError
 	// Liveness: the core did not converge within its budget, and the stall is
-	// not one the protocol cannot avoid.
+	// not one the protocol cannot avoid; or it converged but did not settle
+	// (it kept changing views).
 	Liveness
 	// Correctness: a checker violation, or a panic inside replica code.
 	Correctness
@@ -68,7 +69,7 @@ type LivenessVerdict uint8
 
 const (
 	LivenessSkipped   LivenessVerdict = iota // Lite, or the run failed before it
-	LivenessConverged                        // the core converged
+	LivenessConverged                        // the core converged and settled in one view
 	LivenessExplained                        // a stall the protocol cannot avoid; Explanation says why
 	LivenessFailed                           // no convergence, no excuse
 )

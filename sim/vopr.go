@@ -210,7 +210,8 @@ func clientsAllDone(c *Cluster) bool {
 
 // liveness heals a random core of at least a view-change quorum, freezes
 // the rest, and requires convergence within the budget (DESIGN.md,
-// "Phases").
+// "Phases"), and then that the core settles: stays converged in one view
+// for settleTicks (settling).
 func (v *vopr) liveness() {
 	c, n := v.c, v.o.Replicas
 	v.faulted = false
@@ -238,42 +239,187 @@ func (v *vopr) liveness() {
 		}
 		rn.Restart()
 	}
-	for tick := 0; tick < v.o.LivenessTicksMax; tick++ {
-		if v.converged() {
+	// The core must converge within the budget, and then settle (see
+	// settling).
+	s := settling{budgetTicks: v.o.LivenessTicksMax, settleTicks: v.settleTicks(), rotation: uint32(n)}
+	tick := 0
+	for ; ; tick++ {
+		converged, view := v.converged(), uint32(0)
+		if converged {
+			view = v.coreView()
+		}
+		changes := s.viewChanges
+		verdict := s.observe(tick, converged, view, v.maxCoreView())
+		if s.viewChanges > changes {
+			v.res.Probes["liveness: the core changed view after it converged"]++
+		}
+		if verdict == settleSettled {
 			v.res.Liveness = LivenessConverged
 			return
+		}
+		if verdict != settleRunning {
+			break
 		}
 		c.Loop.RunUntil(c.Loop.Now()+kernel.TickNs, 0)
 		if v.violated() {
 			return
 		}
 	}
-	if v.converged() {
-		v.res.Liveness = LivenessConverged
-		return
-	}
-	if why := v.explain(); why != "" {
-		v.res.Liveness, v.res.Explanation = LivenessExplained, why
-		return
+	if !s.ever {
+		if why := v.explain(); why != "" {
+			v.res.Liveness, v.res.Explanation = LivenessExplained, why
+			return
+		}
 	}
 	v.res.Outcome, v.res.Liveness = Liveness, LivenessFailed
-	v.res.Violation = "the core did not converge: " + v.coreState()
 	v.res.Evidence = c.Checker.Evidence()
+	switch view := v.maxCoreView(); {
+	case !s.ever:
+		v.res.Violation = "the core did not converge: " + v.coreState()
+	case view != s.firstView:
+		v.res.Violation = fmt.Sprintf("the core kept changing views after it converged: view %d -> %d in %d ticks, never %d ticks in one view: %s",
+			s.firstView, view, tick-s.firstTick, s.settleTicks, v.coreState())
+	default:
+		v.res.Violation = fmt.Sprintf("the core did not stay converged in view %d: %s", s.firstView, v.coreState())
+	}
 }
 
-// converged: every client is done, and every core replica is up, Normal,
-// and has applied everything committed anywhere.
+// settleVerdict is where the liveness phase stands (settling.observe).
+type settleVerdict uint8
+
+const (
+	settleRunning    settleVerdict = iota // go on ticking
+	settleSettled                         // converged, and stayed so in one view for settleTicks
+	settleNoConverge                      // never converged within the budget
+	settleUnsettled                       // converged, but did not settle (settling)
+)
+
+// settling follows the core through the liveness phase, one observation per
+// tick. The core must converge within budgetTicks, and then settle: stay
+// converged in one view (every core replica Normal, so no view change) for
+// settleTicks. It may change view after it first converged, but at most
+// rotation views (the replica count: one turn of every replica as primary)
+// before it settles, and the settled stretch must begin within the budget
+// (one begun by then may finish after it).
+//
+// The protocol allows such view changes (wire.md correction 0.1): the
+// heartbeat token is one counter per group, and a replica that counted it
+// past its peers (a primary whose heartbeats went unheard in a partition)
+// ignores the heartbeats of every primary whose token is lower, until they
+// catch up, so it may start a needless view change after the core converged,
+// and again in each following view (swarm seed 1726: four in a row) until a
+// primary holds the highest token, at the latest when that replica's turn
+// comes. A core whose view changes go on, as with canary_heartbeat_reset
+// (every new primary restarts its token from zero), passes a full rotation.
+type settling struct {
+	budgetTicks, settleTicks int
+	rotation                 uint32
+
+	ever        bool   // the core has converged
+	firstTick   int    // the tick it first converged at
+	firstView   uint32 // its view then
+	lastView    uint32 // the view it was last seen converged in
+	stretch     int    // ticks it has stayed converged in lastView
+	viewChanges int    // times it was seen converged in a new view
+}
+
+// observe takes the core's state at tick (ticks from 0, one call each):
+// whether it is converged, its view if so, and the highest view of a core
+// replica.
+func (s *settling) observe(tick int, converged bool, view, maxView uint32) settleVerdict {
+	if s.ever && maxView > s.firstView+s.rotation {
+		return settleUnsettled
+	}
+	if !converged {
+		s.stretch = 0
+		switch {
+		case tick < s.budgetTicks:
+			return settleRunning
+		case s.ever:
+			return settleUnsettled
+		}
+		return settleNoConverge
+	}
+	switch {
+	case !s.ever:
+		s.ever, s.firstTick, s.firstView, s.lastView = true, tick, view, view
+	case view != s.lastView:
+		s.viewChanges++
+		s.lastView, s.stretch = view, 0
+	}
+	if s.stretch == 0 && tick > s.budgetTicks {
+		return settleUnsettled // a stretch must begin within the budget
+	}
+	s.stretch++
+	if s.stretch > s.settleTicks {
+		return settleSettled
+	}
+	return settleRunning
+}
+
+// settleTicks is how long a converged core must stay converged in one view
+// (settling): three normal-heartbeat timeouts at their longest. A backup
+// starts a view change when it hears no new heartbeat for
+// NormalHeartbeatTicks plus a jitter of up to half of it (500..750 ticks
+// with vsr.DefaultTimeouts), so a core whose backups ignore their primary's
+// heartbeats changes view within any 750 ticks; three of them (2250 ticks,
+// 22.5 s) leave room for a view change already under way at convergence,
+// and cost little, since the core is idle by then.
+func (v *vopr) settleTicks() int {
+	t := v.c.Options.Profile.Timeouts.NormalHeartbeatTicks
+	return 3 * (t + t/2)
+}
+
+// maxCoreView is the highest view of a core replica that is up.
+func (v *vopr) maxCoreView() uint32 {
+	view := uint32(0)
+	for i, rn := range v.c.Replicas {
+		if v.core[i] && rn.Replica() != nil {
+			view = max(view, rn.Replica().Metadata().View())
+		}
+	}
+	return view
+}
+
+// coreView is the view of the first core replica (converged: every core
+// replica is in it).
+func (v *vopr) coreView() uint32 {
+	for i, rn := range v.c.Replicas {
+		if v.core[i] && rn.Replica() != nil {
+			return rn.Replica().Metadata().View()
+		}
+	}
+	return 0
+}
+
+// converged: every client is done, and every core replica is up, Normal, in
+// one view whose primary is a core replica, and has applied everything
+// committed anywhere. (A core whose view's primary is frozen is not done: its
+// backups will time out and change view.)
 func (v *vopr) converged() bool {
 	if !clientsAllDone(v.c) {
 		return false
 	}
 	top := v.c.Checker.Committed()
+	view, first := uint32(0), true
 	for i, rn := range v.c.Replicas {
 		if !v.core[i] {
 			continue
 		}
 		r := rn.Replica()
-		if r == nil || r.Metadata().Status() != vsr.StatusNormal || r.Metadata().CommitMin() < top {
+		if r == nil {
+			return false
+		}
+		g := r.Metadata()
+		if g.Status() != vsr.StatusNormal || g.CommitMin() < top {
+			return false
+		}
+		if first {
+			view, first = g.View(), false
+			if !v.core[g.Primary()] {
+				return false
+			}
+		} else if g.View() != view {
 			return false
 		}
 	}
@@ -305,6 +451,9 @@ func (v *vopr) explain() string {
 		if !held {
 			return fmt.Sprintf("committed op %d is missing on every core replica", op)
 		}
+	}
+	if why := v.explainMissingPrepare(); why != "" {
+		return why
 	}
 	// Without checkpoints a journal slot is never reused: the primary
 	// refuses what would wrap (DEVIATIONS.md 18), and the cluster is full.

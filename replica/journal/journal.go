@@ -148,10 +148,10 @@ type appendOp struct {
 	// unacked (writeHeaderOnly): the header is recorded as never
 	// acknowledged (decided when its write starts).
 	unacked bool
-	done func()
-	step appendStep
-	next *appendOp // next in the slot's queue, or in the free list
-	onIO func(error)
+	done    func()
+	step    appendStep
+	next    *appendOp // next in the slot's queue, or in the free list
+	onIO    func(error)
 }
 
 // writeKind is what a queued slot write puts on disk.

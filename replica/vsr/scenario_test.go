@@ -274,7 +274,7 @@ func TestHeaderOnlyOpIsNacked(t *testing.T) {
 	r1.crash()
 	pending := len(c.later)
 	proposeAt(t, r0, 2)
-	c.later = c.later[:pending] // op 2's write at the primary never completes
+	c.later = c.later[:pending]     // op 2's write at the primary never completes
 	c.drop = func(m message) bool { // the backup never gets op 2's body
 		return m.to == 1 && wire.HeaderOf(m.frame).Command().IsPrepare()
 	}

@@ -1,0 +1,72 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/iggy-vopr/vopr/replica/journal"
+)
+
+// TestMissingPrepare: the liveness phase excuses a stall only when an op
+// above the core's commit is held by no core replica and fewer than a nack
+// quorum of core replicas can prove they never acknowledged it.
+func TestMissingPrepare(t *testing.T) {
+	// log builds a core replica whose journal answers k for every op in
+	// (commitMax, op], except the ops in special.
+	log := func(replica uint8, op, commitMax uint64, k journal.Knowledge, special map[uint64]journal.Knowledge) coreLog {
+		return coreLog{replica: replica, op: op, commitMax: commitMax, knows: func(o uint64) journal.Knowledge {
+			if s, ok := special[o]; ok {
+				return s
+			}
+			return k
+		}}
+	}
+	tests := []struct {
+		name       string
+		core       []coreLog
+		nackQuorum int
+		want       string // a substring of the explanation; "" for none
+	}{
+		{"every op held", []coreLog{
+			log(0, 10, 8, journal.Held, nil),
+			log(1, 10, 8, journal.Held, nil),
+		}, 2, ""},
+		{"one copy held is enough", []coreLog{
+			log(0, 10, 8, journal.Unknown, nil),
+			log(1, 10, 8, journal.Held, nil),
+		}, 2, ""},
+		{"a nack quorum lets the view change truncate", []coreLog{
+			log(0, 10, 8, journal.Nackable, nil),
+			log(1, 10, 8, journal.HeaderUnacked, nil),
+		}, 2, ""},
+		{"a replica below the op nacks it", []coreLog{
+			log(0, 10, 8, journal.Unknown, map[uint64]journal.Knowledge{9: journal.Held, 10: journal.Nackable}),
+			log(1, 9, 8, journal.Held, nil),
+		}, 2, ""},
+		{"seed 815: one corrupt copy, one unacked header", []coreLog{
+			log(0, 32, 28, journal.Held, map[uint64]journal.Knowledge{31: journal.Unknown}),
+			log(1, 32, 28, journal.Held, map[uint64]journal.Knowledge{31: journal.HeaderUnacked}),
+		}, 2, "op 31 is held by no core replica, and only 1 of the 2 nacks"},
+		{"a header copy without body proves nothing", []coreLog{
+			log(0, 12, 8, journal.HeaderOnly, nil),
+			log(1, 12, 8, journal.HeaderOnly, nil),
+			log(2, 12, 8, journal.Nackable, nil),
+		}, 3, "op 9 is held by no core replica, and only 1 of the 3 nacks that would prove it uncommitted exist (replicas [0 1] cannot read it)"},
+		{"ops at or below the lowest commit_max are not asked", []coreLog{
+			log(0, 12, 10, journal.Unknown, map[uint64]journal.Knowledge{11: journal.Held, 12: journal.Held}),
+			log(1, 12, 11, journal.Unknown, map[uint64]journal.Knowledge{11: journal.Held, 12: journal.Held}),
+		}, 2, ""},
+		{"no core replica up", nil, 2, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := missingPrepare(tt.core, tt.nackQuorum)
+			switch {
+			case tt.want == "" && got != "":
+				t.Fatalf("excused %q, want no excuse", got)
+			case tt.want != "" && !strings.Contains(got, tt.want):
+				t.Fatalf("explanation %q, want it to contain %q", got, tt.want)
+			}
+		})
+	}
+}
