@@ -191,6 +191,24 @@ func FirstDivergence(a, b []TraceEntry) int {
 	return -1
 }
 
+// DescribeDivergence names the first event where two traces of one seed
+// differ, for a failure message, or returns "" if they are identical. When
+// one trace is a prefix of the other, the shorter side reads "end of trace",
+// so a caller never has to index past either.
+func DescribeDivergence(a, b []TraceEntry) string {
+	i := FirstDivergence(a, b)
+	if i < 0 {
+		return ""
+	}
+	at := func(t []TraceEntry) string {
+		if i < len(t) {
+			return t[i].String()
+		}
+		return fmt.Sprintf("end of trace (%d events)", len(t))
+	}
+	return fmt.Sprintf("first divergence at event %d: %s vs %s", i, at(a), at(b))
+}
+
 func (l *Loop) less(i, j int) bool {
 	a, b := &l.queue[i], &l.queue[j]
 	return a.atNs < b.atNs || a.atNs == b.atNs && a.seq < b.seq

@@ -164,4 +164,39 @@ func BenchmarkLoopEvents(b *testing.B) {
 	for b.Loop() {
 		l.Step()
 	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// TestDescribeDivergence: the message names the diverging event on both
+// sides, and a trace that ends early reads as its end instead of an index
+// out of range.
+func TestDescribeDivergence(t *testing.T) {
+	e := func(seq uint64, hash uint64) TraceEntry {
+		return TraceEntry{AtNs: int64(seq) * 10, Seq: seq, Kind: "probe", Node: 1, Hash: hash}
+	}
+	full := []TraceEntry{e(1, 1), e(2, 2), e(3, 3)}
+	changed := []TraceEntry{e(1, 1), e(2, 9), e(3, 3)}
+	cases := []struct {
+		name string
+		a, b []TraceEntry
+		want string
+	}{
+		{"identical", full, full, ""},
+		{"both empty", nil, nil, ""},
+		{"one event differs", full, changed,
+			"first divergence at event 1: " + full[1].String() + " vs " + changed[1].String()},
+		{"second is a prefix", full, full[:2],
+			"first divergence at event 2: " + full[2].String() + " vs end of trace (2 events)"},
+		{"first is a prefix", full[:1], full,
+			"first divergence at event 1: end of trace (1 events) vs " + full[1].String()},
+		{"first is empty", nil, full,
+			"first divergence at event 0: end of trace (0 events) vs " + full[0].String()},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := DescribeDivergence(c.a, c.b); got != c.want {
+				t.Fatalf("got  %q\nwant %q", got, c.want)
+			}
+		})
+	}
 }
