@@ -112,8 +112,8 @@ func TestDeterminism(t *testing.T) {
 	if t.Failed() {
 		t.FailNow()
 	}
-	if i := kernel.FirstDivergence(a.trace, b.trace); i >= 0 {
-		t.Fatalf("same seed diverged at event %d: %v vs %v", i, a.trace[min(i, len(a.trace)-1)], b.trace[min(i, len(b.trace)-1)])
+	if d := kernel.DescribeDivergence(a.trace, b.trace); d != "" {
+		t.Fatalf("same seed diverged: %s", d)
 	}
 	if !slices.Equal(a.log, b.log) || a.digest != b.digest {
 		t.Fatal("same seed: callbacks or digest differ")

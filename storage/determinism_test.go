@@ -89,8 +89,8 @@ func runCluster(seed uint64) (*kernel.Loop, []string, []storage.Stats) {
 func TestDeterminism(t *testing.T) {
 	a, logA, stats := runCluster(42)
 	b, logB, _ := runCluster(42)
-	if i := kernel.FirstDivergence(a.Trace(), b.Trace()); i != -1 {
-		t.Fatalf("one seed, two traces: first divergence at event %d", i)
+	if d := kernel.DescribeDivergence(a.Trace(), b.Trace()); d != "" {
+		t.Fatalf("one seed, two traces: %s", d)
 	}
 	if a.Digest() != b.Digest() {
 		t.Fatal("one seed, two digests")
