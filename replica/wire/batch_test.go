@@ -191,6 +191,87 @@ func TestBatchVectorA3Stamp(t *testing.T) {
 	}
 }
 
+// artGoldenProduceBodyFull is Iggy's goldenProduceBodyFull (vector A2): the
+// SendMessages request body a client sends, the routing prefix of wire.md
+// 12.A2 (stream 1, topic 2, Balanced, 2 messages) followed by the producer
+// batch.
+func artGoldenProduceBodyFull(t testing.TB) (full []byte, prefixLen int) {
+	prefix := mustHex(t, `12000000 0104 01000000 0104 02000000 0100 02000000`)
+	return append(prefix, artGoldenBatch(t)...), len(prefix)
+}
+
+// TestProduceBodyVectorA2 checks the codec against the full request body of
+// vector A2. The prefix is client-plane only: the primary strips it at
+// admission and it never appears on the replica plane (wire.md 7), so the
+// batch after it must verify as a SendMessages prepare body, and the body
+// with the prefix left on must not.
+func TestProduceBodyVectorA2(t *testing.T) {
+	full, prefixLen := artGoldenProduceBodyFull(t)
+	// The prefix describes itself (client-ops.md 5.25): metadata_length counts
+	// stream_id through messages_count, so the batch starts after it.
+	metadataLength := int(u32(full))
+	batchAt := 4 + metadataLength
+	if batchAt != prefixLen {
+		t.Fatalf("metadata_length %d puts the batch at %d, the prefix is %d bytes", metadataLength, batchAt, prefixLen)
+	}
+	messagesCount := u32(full[batchAt-4:])
+
+	// Our encoder, given the A2 inputs, writes exactly the vector's batch.
+	encoded := append(slices.Clone(full[:batchAt]), EncodeBatch(BatchHeader{OriginTimestamp: 1000}, artGoldenMessages())...)
+	if !bytes.Equal(encoded, full) {
+		t.Fatalf("prefix + EncodeBatch differs from goldenProduceBodyFull\n got %x\nwant %x", encoded, full)
+	}
+
+	wantHeader := BatchHeader{OriginTimestamp: 1000, BatchLength: 396, BatchChecksum: 0x7c260763c8381fa9, MessageCount: 2}
+	cases := []struct {
+		name string
+		body []byte
+		rule Rule // 0: the body is a valid batch
+	}{
+		{"prefix stripped, as the primary journals it", full[batchAt:], 0},
+		// batch_length would be read from bytes 32..40 of the body, which
+		// are zero bytes of the producer batch: below 256.
+		{"prefix left on", full, ErrBatchLength},
+		{"prefix alone", full[:batchAt], ErrShort},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h, msgs, err := DecodeBatch(c.body)
+			prepare := PrepareHeader{Prefix: Prefix{Command: CommandPrepare}, Client: U128From64(1), Op: 1,
+				Timestamp: 1, Request: 1, Operation: OperationSendMessages}
+			verr := Validate(BuildFrame(&prepare, c.body))
+			if c.rule != 0 {
+				artExpectRule(t, err, "batch", c.rule)
+				var fe *FrameError
+				if !errors.As(verr, &fe) || fe.Command != CommandPrepare || !errors.Is(verr, c.rule) {
+					t.Errorf("Validate(prepare carrying it) = %v, want a prepare FrameError with rule %q", verr, c.rule)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("DecodeBatch: %v", err)
+			}
+			if verr != nil {
+				t.Errorf("Validate(prepare carrying it): %v", verr)
+			}
+			if h != wantHeader {
+				t.Errorf("header %+v, want %+v", h, wantHeader)
+			}
+			if uint32(len(msgs)) != messagesCount || h.MessageCount != messagesCount {
+				t.Errorf("%d messages, header count %d; the prefix's messages_count is %d", len(msgs), h.MessageCount, messagesCount)
+			}
+			if got := uint64(batchAt) + h.BatchLength; got != uint64(len(full)) {
+				t.Errorf("prefix + batch_length = %d bytes, the body is %d", got, len(full))
+			}
+			want := artGoldenMessages()
+			for i, s := range []uint64{0x7596755a20b9d2bf, 0xc0b78e751c7e6bd6} {
+				want[i].Checksum = s
+				artEqualMessage(t, i, msgs[i], want[i])
+			}
+		})
+	}
+}
+
 // artPut64 and artPut32 edit a batch in place and return it, for the rejection table.
 func artPut64(b []byte, off int, v uint64) []byte { put64(b[off:], v); return b }
 func artPut32(b []byte, off int, v uint32) []byte { put32(b[off:], v); return b }
