@@ -9,7 +9,7 @@ import (
 
 // Golden vectors of wire.md section 12. The A vectors come from Iggy's own
 // tests; the B vectors were computed for the spec and cross-checked with
-// independent tools (see testdata/independent.txt and independent_test.go).
+// independent tools (see testdata/independent/results.txt and independent_test.go).
 
 // mustHex decodes hex, which may be written with spaces and line breaks.
 func mustHex(t testing.TB, s string) []byte {
