@@ -173,8 +173,15 @@ func describe(index int, offset int64, frame []byte) frameReport {
 	body := frame[wire.HeaderSize:]
 	switch v := x.(type) {
 	case *wire.RequestHeader:
+		// wire.md 5.20: the command code lives in the reserved bytes only for
+		// NonReplicated, and group only in the server-internal routed form.
+		// Clients send bytes 248..256 zero (vector A4), so a nonzero group
+		// is the one sign on the wire that the frame is a routed request.
 		if v.Operation != wire.OperationNonReplicated {
 			rep.Fields = rep.Fields.without("command_code")
+		}
+		if v.Group == 0 {
+			rep.Fields = rep.Fields.without("group")
 		}
 	case *wire.PrepareHeader:
 		if v.Operation == wire.OperationSendMessages {

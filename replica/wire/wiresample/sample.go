@@ -48,10 +48,11 @@ func Frames() [][]byte {
 	add(&wire.HandshakeHeader{Prefix: pre(wire.CommandReplicaFinish, 0, 0),
 		MAC: tr.MAC(key, wire.MACDialer)}, nil)
 
-	// A client registers; the primary (replica 0, view 0) replicates it.
+	// A client registers; the primary (replica 0, view 0) replicates it. The
+	// request leaves group zero: only the server's routed form carries one.
 	client := wire.U128{Lo: 0x0123456789abcdef, Hi: 0xfedcba9876543210}
 	add(&wire.RequestHeader{Prefix: pre(wire.CommandRequest, 0, 0), Client: client,
-		Operation: wire.OperationRegister, Group: wire.MetadataGroup}, []byte("login"))
+		Operation: wire.OperationRegister}, []byte("login"))
 	const ts0 = 1_750_000_000_000_000
 	register := add(&wire.PrepareHeader{Prefix: pre(wire.CommandPrepare, 0, 0), Client: client, Op: 1,
 		Timestamp: ts0, Operation: wire.OperationRegister, Group: wire.MetadataGroup, UserID: 1}, nil)
