@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -203,5 +205,190 @@ func TestDecodeUsage(t *testing.T) {
 	}
 	if stdout, _, code := vopr(t, nil, "decode"); code != 0 || stdout != "" {
 		t.Errorf("empty input: exit %d, stdout %q", code, stdout)
+	}
+}
+
+// fieldKeys returns the keys of a JSON line's "fields" object in the order
+// printed: the order is part of the contract (wire.md section 5's tables).
+func fieldKeys(t *testing.T, line string) []string {
+	t.Helper()
+	var m struct{ Fields json.RawMessage }
+	if err := json.Unmarshal([]byte(line), &m); err != nil {
+		t.Fatalf("%v in %s", err, line)
+	}
+	dec := json.NewDecoder(bytes.NewReader(m.Fields))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("fields is not an object: %s", m.Fields)
+	}
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, tok.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return keys
+}
+
+// rawRequest is a Request (5) written byte by byte at the offsets of wire.md
+// 5.20, so that the decoder is checked against the table, not against our
+// encoder.
+func rawRequest(operation byte, session, request uint64, commandCode uint32, group uint64) []byte {
+	f := make([]byte, wire.HeaderSize)
+	binary.LittleEndian.PutUint32(f[48:], wire.HeaderSize) // size
+	f[60] = 5                                              // command
+	f[128] = 0x2a                                          // client
+	binary.LittleEndian.PutUint64(f[168:], request)
+	f[176] = operation
+	binary.LittleEndian.PutUint64(f[184:], session)
+	binary.LittleEndian.PutUint32(f[196:], commandCode)
+	binary.LittleEndian.PutUint64(f[248:], group)
+	return f
+}
+
+// TestDecodeFrameCases covers decode paths the sample stream does not reach.
+func TestDecodeFrameCases(t *testing.T) {
+	const zero128 = "0x00000000000000000000000000000000"
+	requestKeys := []string{"client", "request_checksum", "timestamp", "request", "operation", "session", "user_id"}
+
+	unsealedPrepare := func() []byte {
+		// A metadata prepare whose identity and body seal are both left
+		// zero: the unsealed sentinel of wire.md 3.3/3.4, which a receiver
+		// skips rather than rejects.
+		p := wire.PrepareHeader{Prefix: wire.Prefix{Command: wire.CommandPrepare}, Client: wire.U128From64(0x2a), Op: 1, Timestamp: 1,
+			Operation: wire.OperationRegister, Group: wire.MetadataGroup, UserID: 1}
+		f := make([]byte, wire.HeaderSize)
+		h := wire.HeaderOf(f)
+		p.Encode(h)
+		h.SetSize(wire.HeaderSize)
+		return f
+	}
+	emptyDVC := func() []byte {
+		x := wire.DoViewChangeHeader{Prefix: wire.Prefix{View: 1, Replica: 1}, Op: 1, Group: wire.MetadataGroup}
+		return wire.BuildFrame(&x, nil)
+	}
+	// XXH3 of nothing (wire.md 12.B1): what a sender applying the metadata
+	// prepare regime to an empty DVC body would write, the empty-body trap.
+	trap := wire.U128From64(0x2d06800538d394c2)
+
+	cases := []struct {
+		name         string
+		frame        []byte
+		valid        bool
+		errRule      wire.Rule // the rule the error must name when !valid
+		integrity    string
+		checksumBody string   // "" skips the check
+		keys         []string // nil skips the check
+		fields       map[string]any
+	}{
+		{
+			name: "NonReplicated request shows command_code", frame: rawRequest(2, 3, 9, 1, 0),
+			valid: true, integrity: "none",
+			keys:   append(slices.Clone(requestKeys), "command_code"),
+			fields: map[string]any{"operation": float64(2), "command_code": float64(1), "session": float64(3)},
+		},
+		{
+			name: "Register request has neither command_code nor group", frame: rawRequest(1, 0, 0, 0, 0),
+			valid: true, integrity: "none", keys: requestKeys,
+		},
+		{
+			name: "replicated request with garbage in the command code bytes hides them", frame: rawRequest(128, 3, 9, 7, 0),
+			valid: true, integrity: "none", keys: requestKeys,
+		},
+		{
+			name: "routed request shows its group", frame: rawRequest(128, 3, 9, 0, wire.MetadataGroup),
+			valid: true, integrity: "none", keys: append(slices.Clone(requestKeys), "group"),
+			fields: map[string]any{"group": float64(wire.MetadataGroup)},
+		},
+		{
+			name: "prepare with zero identity and zero body seal", frame: unsealedPrepare(),
+			valid: true, integrity: "none", checksumBody: zero128,
+		},
+		{
+			// wire.md 3.4: an empty DVC body carries zero.
+			name: "empty DoViewChange", frame: emptyDVC(),
+			valid: true, integrity: "ok", checksumBody: zero128,
+		},
+		{
+			// wire.md 3.4: keyed on body presence, an empty body is accepted
+			// whatever checksum_body says, so long as the seal covers it.
+			name: "empty DoViewChange carrying XXH3 of nothing, resealed",
+			frame: func() []byte {
+				f := emptyDVC()
+				h := wire.HeaderOf(f)
+				h.SetChecksumBody(trap)
+				h.SealFrame()
+				return f
+			}(),
+			valid: true, integrity: "ok", checksumBody: "0x00000000000000002d06800538d394c2",
+		},
+		{
+			name: "empty DoViewChange given a checksum_body after sealing",
+			frame: func() []byte {
+				f := emptyDVC()
+				wire.HeaderOf(f).SetChecksumBody(trap)
+				return f
+			}(),
+			valid: false, errRule: wire.ErrSealMismatch, integrity: "mismatch",
+			checksumBody: "0x00000000000000002d06800538d394c2",
+		},
+		{
+			// The converse is corruption: a body with a zero checksum_body.
+			name: "DoViewChange with a body and a zero checksum_body",
+			frame: func() []byte {
+				x := wire.DoViewChangeHeader{Prefix: wire.Prefix{View: 1, Replica: 1}, Op: 1, Group: wire.MetadataGroup}
+				f := wire.BuildFrame(&x, wire.EncodeSuffix([]wire.Header{wire.BlankEntry(1)}))
+				h := wire.HeaderOf(f)
+				h.SetChecksumBody(wire.U128{})
+				h.SealFrame()
+				return f
+			}(),
+			valid: false, errRule: wire.ErrBodySealMismatch, integrity: "mismatch", checksumBody: zero128,
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			stdout, stderr, code := vopr(t, c.frame, "decode", "-json")
+			if code != 0 || stderr != "" {
+				t.Fatalf("exit %d, stderr %q", code, stderr)
+			}
+			line := strings.TrimSuffix(stdout, "\n")
+			var m map[string]any
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				t.Fatalf("%v in %q", err, stdout)
+			}
+			if m["valid"] != c.valid {
+				t.Errorf("valid %v (error %q), want %v", m["valid"], m["error"], c.valid)
+			}
+			errText, _ := m["error"].(string)
+			if c.valid && errText != "" {
+				t.Errorf("error %q on a valid frame", errText)
+			}
+			if !c.valid && !strings.HasPrefix(errText, c.errRule.Error()) {
+				t.Errorf("error %q, want the rule %q", errText, c.errRule.Error())
+			}
+			if m["integrity"] != c.integrity {
+				t.Errorf("integrity %v, want %s", m["integrity"], c.integrity)
+			}
+			if c.checksumBody != "" && m["checksum_body"] != c.checksumBody {
+				t.Errorf("checksum_body %v, want %s", m["checksum_body"], c.checksumBody)
+			}
+			if c.keys != nil {
+				if got := fieldKeys(t, line); !slices.Equal(got, c.keys) {
+					t.Errorf("fields %v, want %v", got, c.keys)
+				}
+			}
+			fields, _ := m["fields"].(map[string]any)
+			for k, want := range c.fields {
+				if fields[k] != want {
+					t.Errorf("fields.%s = %v, want %v", k, fields[k], want)
+				}
+			}
+		})
 	}
 }
