@@ -1,15 +1,16 @@
 package sim
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/iggy-vopr/vopr/sim/kernel"
 	"math/rand/v2"
 	"sync"
 	"testing"
 
 	"github.com/iggy-vopr/vopr/network"
 	"github.com/iggy-vopr/vopr/replica/wire"
+	"github.com/iggy-vopr/vopr/sim/kernel"
 	"github.com/iggy-vopr/vopr/storage"
 	"github.com/zeebo/xxh3"
 	"pgregory.net/rapid"
@@ -17,16 +18,25 @@ import (
 
 // The synthetic all-faults world: three replica nodes and two clients that
 // exchange sealed frames over the simulated network with every network fault
-// on, replicas journal what they receive on simulated devices with every
-// storage fault on, and replicas crash and restart. There is no protocol
-// here; the world exists to show that the substrate is deterministic under
-// everything it can do: one seed, one digest.
+// on (partitions long enough for TCP timeouts to reset the connections they
+// stall), close connections in order now and then, run under drop and hold
+// filters a director installs and releases, stamp what they send and journal
+// with skewed, drifting realtime clocks; replicas journal what they receive
+// on simulated devices with every storage fault on, and nodes pause, and
+// replicas crash and restart. There is no protocol here; the world exists to
+// show that the substrate is deterministic under everything it can do: one
+// seed, one digest.
 
 const (
 	synthReplicas   = 3
 	synthClients    = 2
 	synthLogSectors = 256
 	synthSectorSize = 512
+
+	// Clock bounds as the VOPR's swarm draws them at most: seconds of
+	// offset, a drift that shows within one run.
+	synthClockOffsetMaxNs = 5_000_000_000
+	synthClockDriftMaxPPB = 200_000
 )
 
 type synthWorld struct {
@@ -35,12 +45,17 @@ type synthWorld struct {
 	net     *network.Network
 	nodes   []*synthNode
 	chaos   *rand.Rand
+	pauses  *rand.Rand
+	filters synthDirector
 
 	detected   uint64 // frames Validate rejected (corruption caught)
 	validated  uint64 // frames Validate accepted
 	readFaults uint64
 	crashes    uint64
 	restarts   uint64
+	paused     uint64 // pauses of a node's ticks
+	framesHeld uint64 // frames a Hold filter stopped
+	releases   uint64 // Release calls on hold filters
 }
 
 type synthNode struct {
@@ -50,6 +65,9 @@ type synthNode struct {
 	up      bool
 	rng     *rand.Rand
 	ticker  *kernel.Ticker
+	resume  synthResume
+	clock   kernel.Clock
+	closer  *rand.Rand // its own stream, so closes never shift the send draws
 	dev     *storage.SimDevice
 	peer    []network.ConnID // by peer node id: the open connection, or 0
 	dialing []network.ConnID // by peer node id: a dial in flight, or 0
@@ -58,16 +76,29 @@ type synthNode struct {
 	logNext    uint64 // next log sector to write
 	unsynced   int
 	restartGen uint64
+
+	// The skew of the realtime clock (realtime minus the true time) at the
+	// node's first and latest tick: offset shows in the first, drift in
+	// their difference.
+	skewFirstNs, skewLastNs int64
+	skewSeen                bool
 }
 
-func synthNetworkOptions() network.Options {
+// synthNetworkOptions turns every network fault on. Partitions last at least
+// 0.5 s and about 1 s on average, against TCP timeouts of 0.2 s + Exp(0.3 s),
+// so that most partitions end the connections they stall, as TCP does. The
+// partition mode and symmetry are drawn per seed, so that seeds together
+// cover every shape.
+func synthNetworkOptions(knobs *rand.Rand) network.Options {
 	o := network.DefaultOptions()
 	o.ResetProbability = 0.002
-	o.PartitionMode = network.PartitionUniformSize
-	o.PartitionSymmetry = network.PartitionOneWay
+	o.TCPTimeoutMinNs, o.TCPTimeoutMeanNs = 20*kernel.TickNs, 30*kernel.TickNs
+	o.PartitionMode = []network.PartitionMode{network.PartitionIsolateSingle,
+		network.PartitionUniformSize, network.PartitionUniformPartition}[knobs.IntN(3)]
+	o.PartitionSymmetry = []network.PartitionSymmetry{network.PartitionSymmetric, network.PartitionOneWay}[knobs.IntN(2)]
 	o.PartitionProbability = 0.01
-	o.UnpartitionProbability = 0.05
-	o.PartitionStabilityMinTicks = 20
+	o.UnpartitionProbability = 0.02
+	o.PartitionStabilityMinTicks = 50
 	o.UnpartitionStabilityMinTicks = 10
 	o.ClogProbability = 0.002
 	o.ClogDurationMeanNs = 50 * kernel.TickNs
@@ -79,7 +110,8 @@ func newSynthWorld(seed uint64) *synthWorld {
 	w := &synthWorld{loop: kernel.NewLoop(), streams: kernel.NewStreams(seed)}
 	w.loop.RecordTrace(true)
 	w.chaos = w.streams.Stream("synthetic.chaos")
-	w.net = network.New(w.loop, w.streams, synthNetworkOptions())
+	w.pauses = w.streams.Stream("synthetic.pause")
+	w.net = network.New(w.loop, w.streams, synthNetworkOptions(w.streams.Stream("synthetic.knobs")))
 	layout := storage.NewLayout(
 		storage.Zone{Name: "superblock", ChunkSectors: 1, Chunks: 4},
 		storage.Zone{Name: "log", ChunkSectors: 8, Chunks: synthLogSectors / 8},
@@ -89,10 +121,14 @@ func newSynthWorld(seed uint64) *synthWorld {
 	for i := range total {
 		n := &synthNode{
 			w: w, id: network.NodeID(i), replica: i < synthReplicas, up: true,
-			rng:     w.streams.Stream(fmt.Sprintf("synthetic.node.%d", i)),
+			rng:    w.streams.Stream(fmt.Sprintf("synthetic.node.%d", i)),
+			closer: w.streams.Stream(fmt.Sprintf("synthetic.close.%d", i)),
+			clock: kernel.DrawClock(w.streams.Stream(fmt.Sprintf("synthetic.clock.%d", i)),
+				synthClockOffsetMaxNs, synthClockDriftMaxPPB),
 			peer:    make([]network.ConnID, total),
 			dialing: make([]network.ConnID, total),
 		}
+		n.resume.n = n
 		if n.replica {
 			n.dev = storage.NewSimDevice(w.loop, w.streams, int32(i), storage.Options{
 				SectorSize: synthSectorSize, Layout: layout, Atlas: atlas, IOsMax: 256,
@@ -107,6 +143,8 @@ func newSynthWorld(seed uint64) *synthWorld {
 		n.ticker = kernel.NewTicker(w.loop, int32(i), n.tick)
 		w.nodes = append(w.nodes, n)
 	}
+	w.filters = synthDirector{w: w, rng: w.streams.Stream("synthetic.filters")}
+	w.loop.At(50*kernel.TickNs, &w.filters, 0)
 	return w
 }
 
@@ -116,12 +154,33 @@ func (w *synthWorld) run(durationNs int64) uint64 {
 }
 
 // tick is one node's 10 ms of activity: dial, send, sometimes read back,
-// sometimes crash.
+// sometimes close a connection, sometimes pause, sometimes crash.
 func (n *synthNode) tick() {
 	w := n.w
+	now := w.loop.Now()
+	skew := n.clock.RealtimeNs(now) - kernel.EpochNs - now
+	if !n.skewSeen {
+		n.skewFirstNs, n.skewSeen = skew, true
+	}
+	n.skewLastNs = skew
 	if n.replica && w.chaos.Float64() < 0.002 {
 		n.crash()
 		return
+	}
+	if w.pauses.Float64() < 0.002 {
+		// A stalled process (a GC pause, a VM migration): no ticks for a
+		// while; the network still buffers what arrives.
+		w.paused++
+		n.ticker.Pause()
+		w.loop.After(int64(1+w.pauses.IntN(100))*kernel.TickNs, &n.resume, n.restartGen)
+		return
+	}
+	if n.closer.Float64() < 0.01 {
+		if p := n.closer.IntN(len(n.peer)); n.peer[p] != 0 {
+			// An orderly close; the dialer's next tick dials again.
+			w.net.Close(n.peer[p], n.id)
+			n.peer[p] = 0
+		}
 	}
 	for p := range n.peer {
 		if !n.wantsPeer(p) || n.peer[p] != 0 || n.dialing[p] != 0 || !w.net.Up(network.NodeID(p)) {
@@ -157,13 +216,16 @@ func (n *synthNode) wantsPeer(p int) bool {
 }
 
 // frame is a sealed Commit from a replica, an unsealed Request from a client.
+// A client stamps its request with its own realtime clock, in microseconds,
+// so the clock's offset and drift reach the digest through the frames.
 func (n *synthNode) frame() []byte {
 	if n.replica {
 		return wire.BuildFrame(&wire.CommitHeader{Prefix: wire.Prefix{Replica: uint8(n.id)},
 			TimestampMonotonic: n.seq, Commit: n.seq, Group: wire.MetadataGroup}, nil)
 	}
 	return wire.BuildFrame(&wire.RequestHeader{Client: wire.U128From64(uint64(n.id)), Request: n.seq,
-		Session: 1, Operation: wire.OperationCreateStream}, []byte("stream"))
+		Timestamp: uint64(n.clock.RealtimeNs(n.w.loop.Now()) / 1000),
+		Session:   1, Operation: wire.OperationCreateStream}, []byte("stream"))
 }
 
 func (n *synthNode) crash() {
@@ -177,6 +239,73 @@ func (n *synthNode) crash() {
 	clear(n.dialing)
 	n.restartGen++
 	w.loop.After(int64(1+w.chaos.IntN(200))*kernel.TickNs, n, n.restartGen)
+}
+
+// synthResume ends a node's pause; gen is the node's restartGen when it
+// paused, so a pause outlived by a crash never resumes the crashed node.
+type synthResume struct{ n *synthNode }
+
+// Fire resumes the node's ticks.
+func (r *synthResume) Fire(nowNs int64, gen uint64) (string, int32, uint64) {
+	n := r.n
+	if gen != n.restartGen || !n.up || !n.ticker.Paused() {
+		return "", 0, 0
+	}
+	n.ticker.Resume()
+	return "synthetic.resume", int32(n.id), gen
+}
+
+// synthDirector is the scenario script of the world: now and then it installs
+// a drop or hold filter on a drawn path (matching about a quarter of the
+// frames), releases a hold filter halfway through its life, and removes the
+// filter at its end. Its argument is 0 for its own periodic firing, else
+// (filter id << 1) | 1 to remove, or (filter id << 1) to release.
+type synthDirector struct {
+	w   *synthWorld
+	rng *rand.Rand
+}
+
+// Fire runs the director's periodic step, or a release or removal.
+func (d *synthDirector) Fire(nowNs int64, arg uint64) (string, int32, uint64) {
+	w := d.w
+	if arg != 0 {
+		id := network.FilterID(arg >> 1)
+		if arg&1 == 0 {
+			w.releases++
+			w.net.Release(id)
+			return "synthetic.filter_release", -1, uint64(id)
+		}
+		w.net.RemoveFilter(id)
+		return "synthetic.filter_remove", -1, uint64(id)
+	}
+	node := func() network.NodeID {
+		if d.rng.IntN(4) == 0 {
+			return network.AnyNode
+		}
+		return network.NodeID(d.rng.IntN(len(w.nodes)))
+	}
+	from, to := node(), node()
+	hold := d.rng.IntN(2) == 0
+	action := network.Drop
+	if hold {
+		action = network.Hold
+	}
+	id := w.net.AddFilter(network.Filter{From: from, To: to, Action: action, Match: func(f []byte) bool {
+		if xxh3.Hash(f)%4 != 0 {
+			return false
+		}
+		if hold {
+			w.framesHeld++
+		}
+		return true
+	}})
+	lifeNs := (10 + d.rng.Int64N(90)) * kernel.TickNs
+	if hold {
+		w.loop.After(lifeNs/2, d, uint64(id)<<1)
+	}
+	w.loop.After(lifeNs, d, uint64(id)<<1|1)
+	w.loop.After((50+d.rng.Int64N(100))*kernel.TickNs, d, 0)
+	return "synthetic.filter", int32(from), uint64(id)<<1 | uint64(action)
 }
 
 // Fire restarts a crashed node.
@@ -241,6 +370,8 @@ func (n *synthNode) Received(c network.ConnID, frame []byte) {
 		put = put*0x9e3779b97f4a7c15 + uint64(i)
 		sector[i] = byte(put >> 56)
 	}
+	// A journal record carries its writer's realtime, as prepares do.
+	binary.LittleEndian.PutUint64(sector[1:9], uint64(n.clock.RealtimeNs(w.loop.Now())))
 	n.dev.Write(4+n.logNext, sector, func(error) {})
 	n.logNext = (n.logNext + 1) % synthLogSectors
 	if n.unsynced++; n.unsynced == 4 {
@@ -270,7 +401,8 @@ func TestSyntheticDeterminism(t *testing.T) {
 
 // TestPropertySyntheticDeterminism: over drawn seeds, one seed run twice
 // gives the same digest and the same per-event trace, and two distinct seeds
-// give different digests. Runs are 2 s of virtual time.
+// give different digests. Runs are 2 s of virtual time, enough for every
+// network, storage and process fault to have begun.
 func TestPropertySyntheticDeterminism(t *testing.T) {
 	const durationNs = 2_000_000_000
 	rapid.Check(t, func(t *rapid.T) {
@@ -306,22 +438,46 @@ func TestSyntheticExercisesEveryFault(t *testing.T) {
 		ds.LatentMarked += s.LatentMarked
 		ds.CorruptMarked += s.CorruptMarked
 		ds.Misdirected += s.Misdirected
+		ds.Crashes += s.Crashes
 		ds.CrashTorn += s.CrashTorn
 		ds.CrashLost += s.CrashLost
+		ds.CrashKept += s.CrashKept
+	}
+	// A node's clock is offset if its realtime was off at its first tick,
+	// and drifting if the skew changed between its first and latest tick.
+	var offset, drifting uint64
+	for _, n := range w.nodes {
+		if n.skewSeen && n.skewFirstNs != 0 {
+			offset++
+		}
+		if n.skewSeen && n.skewLastNs != n.skewFirstNs {
+			drifting++
+		}
 	}
 	t.Logf("network %+v", ns)
 	t.Logf("storage %+v", ds)
-	t.Logf("frames validated %d, corruption detected %d, read faults %d, crashes %d, restarts %d, events %d",
-		w.validated, w.detected, w.readFaults, w.crashes, w.restarts, w.loop.Processed())
+	t.Logf("frames validated %d, corruption detected %d, read faults %d, crashes %d, restarts %d, pauses %d, "+
+		"frames held %d, releases %d, clocks offset %d drifting %d, events %d",
+		w.validated, w.detected, w.readFaults, w.crashes, w.restarts, w.paused, w.framesHeld, w.releases,
+		offset, drifting, w.loop.Processed())
 	checks := []struct {
 		name string
 		n    uint64
 	}{
-		{"frames delivered", ns.FramesDelivered}, {"resets", ns.ResetsTotal()}, {"partitions", ns.Partitions},
-		{"clogs", ns.Clogs}, {"corruptions", ns.FramesCorrupted}, {"corruption detected", w.detected},
+		{"frames delivered", ns.FramesDelivered}, {"connections opened", ns.ConnectionsOpened},
+		{"dials refused", ns.DialsFailed},
+		{"random resets", ns.Resets[network.ResetRandom]}, {"TCP-timeout resets", ns.Resets[network.ResetTimeout]},
+		{"down-node resets", ns.Resets[network.ResetDown]}, {"orderly closes", ns.Closes},
+		{"frames lost to a reset", ns.FramesLost[network.LostReset]}, {"frames lost to a down node", ns.FramesLost[network.LostDown]},
+		{"frames lost to a close", ns.FramesLost[network.LostClosed]}, {"frames dropped by a filter", ns.FramesLost[network.LostFiltered]},
+		{"frames held by a filter", w.framesHeld}, {"hold filter releases", w.releases},
+		{"partitions", ns.Partitions}, {"clogs", ns.Clogs}, {"corruptions", ns.FramesCorrupted},
+		{"corruption detected", w.detected},
 		{"writes", ds.Writes}, {"syncs", ds.Syncs}, {"reads", ds.Reads}, {"latent sectors", ds.LatentMarked},
-		{"corrupt sectors", ds.CorruptMarked}, {"misdirected writes", ds.Misdirected}, {"torn sectors", ds.CrashTorn},
-		{"lost sectors", ds.CrashLost}, {"read faults", w.readFaults}, {"crashes", w.crashes}, {"restarts", w.restarts},
+		{"corrupt sectors", ds.CorruptMarked}, {"misdirected writes", ds.Misdirected}, {"device crashes", ds.Crashes},
+		{"torn sectors", ds.CrashTorn}, {"lost sectors", ds.CrashLost}, {"kept sectors", ds.CrashKept},
+		{"read faults", w.readFaults}, {"crashes", w.crashes}, {"restarts", w.restarts}, {"pauses", w.paused},
+		{"clocks with an offset", offset}, {"clocks drifting", drifting},
 	}
 	for _, c := range checks {
 		if c.n == 0 {
