@@ -40,6 +40,14 @@ type Checker struct {
 	executed    map[requestKey]uint64      // (client, request) -> the op it committed as
 	model       *metadata.Model
 
+	// Durability (durability.go): the replicas' disks, what each replica
+	// acknowledged, and the nacks of acknowledged ops waiting for their op
+	// to commit.
+	disks        Disks
+	acks         map[ackKey]wire.U128    // looked up only
+	nacks        map[uint64][]nackRecord // looked up only
+	nacksPending int
+
 	violation *Violation
 	recent    []string
 	nowNs     int64
@@ -87,6 +95,8 @@ func New(n int) *Checker {
 		registers:   map[wire.U128]bool{},
 		executed:    map[requestKey]uint64{},
 		model:       metadata.NewModel(),
+		acks:        map[ackKey]wire.U128{},
+		nacks:       map[uint64][]nackRecord{},
 	}
 	for i := range c.next {
 		c.next[i] = 1
@@ -174,6 +184,8 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 		c.startViews[g.View] = startViewRecord{op: g.Op, headers: ids}
 	case vsr.EventSent:
 		c.sentView[r] = max(c.sentView[r], g.View)
+	case vsr.EventAcked:
+		c.ownAck(r, g)
 	case vsr.EventStatus:
 		c.note("replica %d is %v in view %d (log_view %d, op %d, commit %d)", r, g.Status, g.View, g.LogView, g.Op, g.Commit)
 		if c.restarted[r] {
@@ -286,6 +298,7 @@ func (c *Checker) firstCommit(r uint8, p wire.PrepareHeader, h wire.Header, body
 	body = append([]byte(nil), body...)
 	reply := clients.BuildReply(p, c.model.Apply(p, body))
 	c.canon = append(c.canon, committed{header: h, reply: reply, invokedMax: invokedMax})
+	c.committedNacks(p.Op)
 }
 
 // sameBody reports whether a prepare's body is what the client sent: the

@@ -21,6 +21,9 @@ const (
 	WrongReply           = "non-linearizable reply"    // a reply that the model in canonical order does not give
 	RealTimeOrder        = "real-time order violation" // an op ordered before one that completed before it was invoked
 	ReplicaPanic         = "replica panic"
+	AckedBeforeDurable   = "acknowledged before durable" // a PrepareOk (or a primary's own ack) for a prepare its disk does not hold
+	SentBeforeDurable    = "sent before durable"         // a message implying a view (log_view) its disk would not restart in
+	NackOfAcknowledged   = "nack of an acknowledged op"  // a DoViewChange nacked an op its sender acknowledged, and the op is committed
 )
 
 // Violation is one broken invariant with its evidence.

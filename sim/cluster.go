@@ -79,6 +79,8 @@ type Cluster struct {
 	OnEvent func(replica.Event)
 	// Crashes and Restarts count the process faults.
 	Crashes, Restarts uint64
+
+	disks *clusterDisks
 }
 
 // NewCluster builds and formats a cluster; its replicas boot on the loop
@@ -118,6 +120,8 @@ func NewCluster(o ClusterOptions) *Cluster {
 		}
 		c.Clients = append(c.Clients, newClientNode(c, network.NodeID(o.Replicas+i), i, mix, requests, o.ClientTimeoutTicks))
 	}
+	c.disks = newClusterDisks(c)
+	c.Checker.SetDisks(c.disks)
 	for _, n := range c.Replicas {
 		n.format()
 	}
@@ -424,7 +428,10 @@ func (t peerTransport) Dial(peer uint8) bus.ConnID {
 	return bus.ConnID(c)
 }
 
+// Send shows the checker every frame before the network takes it: a frame
+// is a promise about its sender's disk (checker.Sent).
 func (t peerTransport) Send(c bus.ConnID, frame []byte) bool {
+	t.n.c.Checker.Sent(t.n.c.Loop.Now(), t.n.id, frame)
 	return t.n.c.Net.Send(network.ConnID(c), network.NodeID(t.n.id), frame)
 }
 

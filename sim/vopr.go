@@ -52,6 +52,8 @@ type vopr struct {
 	trace   io.Writer
 	faulted bool // process faults on (the safety phase)
 	core    []bool
+	// unexcused: why a stall that looked unavoidable is not excused.
+	unexcused string
 
 	resetsByCause [network.ResetCauseCount]uint64
 }
@@ -274,6 +276,8 @@ func (v *vopr) liveness() {
 	v.res.Outcome, v.res.Liveness = Liveness, LivenessFailed
 	v.res.Evidence = c.Checker.Evidence()
 	switch view := v.maxCoreView(); {
+	case !s.ever && v.unexcused != "":
+		v.res.Violation = "the core did not converge: " + v.unexcused + ": " + v.coreState()
 	case !s.ever:
 		v.res.Violation = "the core did not converge: " + v.coreState()
 	case view != s.firstView:
@@ -428,7 +432,9 @@ func (v *vopr) converged() bool {
 
 // explain names a stall the protocol cannot avoid: a committed op that no
 // core replica holds (with its committed identity) can never be applied by
-// the core; the frozen replicas may have it. "" when there is none.
+// the core; the frozen replicas may have it. "" when there is none, or when
+// the loss is a bug (unexcused says why: a core replica that acknowledged
+// the op lost it, though no fault the atlas allows could take it).
 func (v *vopr) explain() string {
 	lowest := v.c.Checker.Committed()
 	for i, rn := range v.c.Replicas {
@@ -449,6 +455,10 @@ func (v *vopr) explain() string {
 			}
 		}
 		if !held {
+			if r, ok := v.mustHold(op, h.Checksum()); ok {
+				v.unexcused = fmt.Sprintf("committed op %d is missing on every core replica, but core replica %d acknowledged it and its disk may not fault that slot", op, r)
+				return ""
+			}
 			return fmt.Sprintf("committed op %d is missing on every core replica", op)
 		}
 	}
@@ -464,6 +474,24 @@ func (v *vopr) explain() string {
 		}
 	}
 	return ""
+}
+
+// mustHold returns a core replica that acknowledged op with identity id and
+// whose disk may not lose it: the atlas grants it no fault on op's slot and
+// no write to the slot was misdirected. An acknowledgement is checked
+// durable when it is sent (checker.AckedBeforeDurable), so such a replica
+// can lose a committed op only through a bug.
+func (v *vopr) mustHold(op uint64, id wire.U128) (uint8, bool) {
+	for i := range v.c.Replicas {
+		r := uint8(i)
+		if !v.core[i] {
+			continue
+		}
+		if acked, ok := v.c.Checker.Acknowledged(r, op); ok && acked == id && !v.c.disks.Faultable(r, op) && !v.c.disks.Misdirected(r, op) {
+			return r, true
+		}
+	}
+	return 0, false
 }
 
 func (v *vopr) coreState() string {

@@ -213,6 +213,12 @@ func TestMisdirect(t *testing.T) {
 					withinChunk := w.offset+w.count <= zone.ChunkSectors
 					shouldMove := withinChunk && atlas.Granted(replica, z, c) && grantedInZone >= 2
 					lz, lc := layout.Locate(landed)
+					if landed != target && !dev.Missed(target, w.count) {
+						t.Fatalf("replica %d: write to %d landed at %d, but Missed does not say so", replica, target, landed)
+					}
+					if !shouldMoveEver(atlas, replica, z, c, grantedInZone) && dev.Missed(target, w.count) {
+						t.Fatalf("replica %d: Missed reports a write to %d (zone %s chunk %d) that no misdirect may touch", replica, target, zone.Name, c)
+					}
 					switch {
 					case !shouldMove && landed != target:
 						t.Fatalf("replica %d: write to %d (zone %s chunk %d) moved to %d", replica, target, zone.Name, c, landed)
@@ -227,6 +233,12 @@ func TestMisdirect(t *testing.T) {
 			t.Errorf("replica %d: no misdirects", replica)
 		}
 	}
+}
+
+// shouldMoveEver: whether any write into chunk c of zone z may be
+// misdirected on replica's device.
+func shouldMoveEver(atlas *storage.Atlas, replica int32, z int, c uint64, grantedInZone int) bool {
+	return atlas.Granted(replica, z, c) && grantedInZone >= 2
 }
 
 // TestFaultsOnlyWhereGranted: under heavy random faults, every faulty sector

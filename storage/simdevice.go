@@ -222,6 +222,11 @@ type SimDevice struct {
 
 	buffersFree [][]byte // sector-sized buffers for reuse
 	stats       Stats
+	// missed holds every sector a write aimed at but, misdirected, never
+	// reached: a checker asking why durable bytes are not what a replica
+	// was told it wrote finds the answer here. Only looked up, never
+	// iterated; never cleared (a later write does not undo the lie).
+	missed map[uint64]struct{}
 }
 
 // completion is the device's loop event: one long-lived object, so that
@@ -403,6 +408,14 @@ func (d *SimDevice) Write(sector uint64, data []byte, done func(error)) {
 	s := &d.slots[i]
 	s.sector = d.misdirect(sector, count)
 	s.misdirect = s.sector != sector
+	if s.misdirect {
+		if d.missed == nil {
+			d.missed = make(map[uint64]struct{})
+		}
+		for k := range count {
+			d.missed[sector+k] = struct{}{}
+		}
+	}
 	s.owned = append(s.owned[:0], data...)
 	s.buf = s.owned
 	d.schedule(i, d.opts.WriteLatency, d.rngWriteLatency)
@@ -825,6 +838,19 @@ func (d *SimDevice) PeekDurable(sector uint64, buf []byte) {
 	for k := range count {
 		d.durableInto(sector+k, d.sectors[sector+k], buf[k*uint64(d.sectorSize):(k+1)*uint64(d.sectorSize)])
 	}
+}
+
+// Missed reports whether a write aimed at any sector of [first,
+// first+count) was ever misdirected elsewhere, so that what the caller was
+// told it wrote there never landed (the atlas allows this only on chunks it
+// grants the replica). For checkers; it draws nothing.
+func (d *SimDevice) Missed(first, count uint64) bool {
+	for k := range count {
+		if _, ok := d.missed[first+k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // SectorFaults reports whether sector is unreadable (latent error) and

@@ -105,6 +105,10 @@ const (
 	// EventPrepared: this replica, as primary, built a new prepare (Header)
 	// in View: a checker holds one prepare per (group, view, op).
 	EventPrepared
+	// EventAcked: this replica, as primary of View, counted its own
+	// acknowledgement of op (Header): the prepare must be durable, as for a
+	// backup's PrepareOk (which a checker sees on the wire).
+	EventAcked
 )
 
 // Status is a replica's status in a group.
@@ -130,6 +134,8 @@ func (k EventKind) String() string {
 		return "probe"
 	case EventPrepared:
 		return "prepared"
+	case EventAcked:
+		return "acked"
 	}
 	return "event(?)"
 }
@@ -157,7 +163,7 @@ type Event struct {
 	LogView uint32
 	Op      uint64
 	Commit  uint64
-	Header  wire.Header   // EventCommitted, EventPrepared
+	Header  wire.Header   // EventCommitted, EventPrepared, EventAcked
 	Body    []byte        // EventCommitted: the prepare's body (read-only, shared with the journal)
 	Headers []wire.Header // EventStartView: the suffix sent, highest op first
 	Probe   string        // EventProbe

@@ -61,6 +61,7 @@ type Group struct {
 
 	timestampMax uint64 // the highest prepare timestamp seen in this group
 	sentView     uint32 // the highest view this replica sent a message in
+	sentLogView  uint32 // the log_view it last sent a message with
 	sentAny      bool
 	heartbeat    uint64 // the Commit liveness token (one counter per group)
 
@@ -318,11 +319,12 @@ func (g *Group) send(to uint8, frame []byte) bool {
 	return true
 }
 
-// noteSent reports, once per view, that the replica sent a message implying
-// its view: after a restart its view must be at least that (a checker rule).
+// noteSent reports, once per (view, log_view), that the replica sent a
+// message implying them: after a restart its view must be at least that,
+// and a checker holds both durable from then on.
 func (g *Group) noteSent() {
-	if g.view > g.sentView || !g.sentAny {
-		g.sentView, g.sentAny = g.view, true
+	if g.view > g.sentView || g.logView > g.sentLogView || !g.sentAny {
+		g.sentView, g.sentLogView, g.sentAny = g.view, g.logView, true
 		g.emit(Event{Kind: EventSent, View: g.view, LogView: g.logView})
 	}
 }

@@ -156,6 +156,7 @@ func (g *Group) onDurable(op uint64, identity wire.U128) {
 	if g.IsPrimary() {
 		if e := g.pending(op); e != nil {
 			e.acks |= 1 << g.cfg.Replica
+			g.emit(Event{Kind: EventAcked, View: g.view, Op: op, Header: e.header})
 			g.commitPipeline()
 		}
 		return

@@ -476,6 +476,7 @@ func (g *Group) rebuildPipeline() {
 		e := &pending{op: op, header: g.canon[op], frame: f}
 		if g.durableCanonical(op) {
 			e.acks |= 1 << g.cfg.Replica
+			g.emit(Event{Kind: EventAcked, View: g.view, Op: op, Header: e.header})
 		}
 		g.pipeline = append(g.pipeline, e)
 	}

@@ -1,0 +1,215 @@
+package checker
+
+import (
+	"fmt"
+
+	"github.com/iggy-vopr/vopr/replica/vsr"
+	"github.com/iggy-vopr/vopr/replica/wire"
+)
+
+// Disks is what the checker may ask of the replicas' disks: their durable
+// images (what a crash now would leave), read by the journal's own rules.
+// The harness implements it over its simulated devices. Without Disks the
+// checker skips the durability checks; the nack check still runs, with no
+// misdirect excuses.
+type Disks interface {
+	// HoldsAcknowledged reports whether replica r's disk durably holds op's
+	// prepare with identity id and its header copy, as an acknowledged
+	// prepare must be (journal.SlotReport.HoldsAcknowledged).
+	HoldsAcknowledged(r uint8, op uint64, id wire.U128) bool
+	// DurableView returns the view and log_view a restart of r now would
+	// open with.
+	DurableView(r uint8) (view, logView uint32, err error)
+	// Misdirected reports whether a write to r's journal slot of op was ever
+	// misdirected (a fault the atlas allows): what r was told it wrote there
+	// may never have landed, so its disk may break what r promised.
+	Misdirected(r uint8, op uint64) bool
+}
+
+// SetDisks lets the checker read the replicas' durable images.
+func (c *Checker) SetDisks(d Disks) { c.disks = d }
+
+// ackKey names one replica's acknowledgement of one op.
+type ackKey struct {
+	replica uint8
+	op      uint64
+}
+
+// nackRecord is a DoViewChange's nack of an op its sender acknowledged
+// with id, awaiting the op's commit (a nack of an op that stays
+// uncommitted may be right: the op may be truncated).
+type nackRecord struct {
+	replica uint8
+	view    uint32
+	id      wire.U128
+	atNs    int64
+}
+
+// nacksPendingMax bounds the nacks held until their op commits; past it the
+// oldest are dropped (the check weakens, it never false-alarms).
+const nacksPendingMax = 4096
+
+// Sent checks one frame that replica from sent on the replica plane (the
+// harness calls it for every frame, before the network has it). A frame is a
+// promise about the sender's disk, whatever the replica reports of itself:
+//
+//   - a PrepareOk says the prepare is durable (acknowledged before durable);
+//   - a Commit, PrepareOk, StartViewChange, DoViewChange or StartView says
+//     its view, and log_view, are durable (sent before durable);
+//   - a DoViewChange's nack says the sender never acknowledged the op (nack
+//     of an acknowledged op, once the op is committed with the identity the
+//     sender acknowledged).
+func (c *Checker) Sent(nowNs int64, from uint8, frame []byte) {
+	c.nowNs = nowNs
+	if c.violation != nil || len(frame) < wire.HeaderSize || int(from) >= c.replicas {
+		return
+	}
+	h := wire.HeaderOf(frame)
+	switch h.Command() {
+	case wire.CommandPrepareOk:
+		var x wire.PrepareOkHeader
+		x.Decode(h)
+		if x.Group != wire.MetadataGroup {
+			return
+		}
+		c.acknowledged(from, x.View, x.Op, x.PrepareChecksum, "PrepareOk")
+		c.durableView(from, "PrepareOk", x.View, x.View)
+	case wire.CommandCommit:
+		var x wire.CommitHeader
+		x.Decode(h)
+		if x.Group == wire.MetadataGroup {
+			c.durableView(from, "Commit", x.View, x.View)
+		}
+	case wire.CommandStartViewChange:
+		var x wire.StartViewChangeHeader
+		x.Decode(h)
+		if x.Group == wire.MetadataGroup {
+			c.durableView(from, "StartViewChange", x.View, 0)
+		}
+	case wire.CommandStartView:
+		var x wire.StartViewHeader
+		x.Decode(h)
+		if x.Group == wire.MetadataGroup {
+			c.durableView(from, "StartView", x.View, x.View)
+		}
+	case wire.CommandDoViewChange:
+		var x wire.DoViewChangeHeader
+		x.Decode(h)
+		if x.Group != wire.MetadataGroup {
+			return
+		}
+		c.durableView(from, "DoViewChange", x.View, x.LogView)
+		if c.violation == nil {
+			c.vote(from, &x, frame[wire.HeaderSize:])
+		}
+	}
+}
+
+// ownAck takes a primary's count of its own acknowledgement
+// (vsr.EventAcked): the same promise as a PrepareOk.
+func (c *Checker) ownAck(r uint8, g vsr.Event) {
+	c.acknowledged(r, g.View, g.Op, g.Header.Checksum(), "its own acknowledgement")
+}
+
+// acknowledged records that r acknowledged op with identity id and checks
+// that the prepare is durable.
+func (c *Checker) acknowledged(r uint8, view uint32, op uint64, id wire.U128, what string) {
+	c.acks[ackKey{r, op}] = id
+	c.note("replica %d acknowledged op %d %s in view %d", r, op, id, view)
+	if c.disks == nil || c.disks.HoldsAcknowledged(r, op, id) || c.disks.Misdirected(r, op) {
+		return
+	}
+	c.fail(Violation{Name: AckedBeforeDurable, Replicas: []uint8{r}, Ops: []uint64{op},
+		Detail: fmt.Sprintf("replica %d sent %s for op %d (%s) in view %d, but its disk does not hold that prepare durably", r, what, op, id, view)})
+}
+
+// durableView checks that r's disk would restart it in view (and log_view)
+// at least those a message it sent implies. logView 0 checks the view only.
+func (c *Checker) durableView(r uint8, what string, view, logView uint32) {
+	c.sentView[r] = max(c.sentView[r], view)
+	if c.disks == nil {
+		return
+	}
+	v, lv, err := c.disks.DurableView(r)
+	switch {
+	case err != nil:
+		c.fail(Violation{Name: SentBeforeDurable, Replicas: []uint8{r},
+			Detail: fmt.Sprintf("replica %d sent %s in view %d, but its disk would not restart: %v", r, what, view, err)})
+	case v < view || lv < logView:
+		c.fail(Violation{Name: SentBeforeDurable, Replicas: []uint8{r},
+			Detail: fmt.Sprintf("replica %d sent %s in view %d (log_view %d), but its disk would restart it in view %d (log_view %d)", r, what, view, logView, v, lv)})
+	}
+}
+
+// vote checks a DoViewChange's nacks against what its sender acknowledged.
+func (c *Checker) vote(r uint8, x *wire.DoViewChangeHeader, body []byte) {
+	if x.NackBitset.IsZero() {
+		return
+	}
+	entries, err := wire.DecodeSuffix(body, x.Op)
+	if err != nil {
+		return // an invalid frame: the receivers drop it
+	}
+	for i := range entries {
+		if !x.NackBitset.Bit(i) {
+			continue
+		}
+		op := x.Op - uint64(i)
+		id, acked := c.acks[ackKey{r, op}]
+		if !acked || !wire.IsBlank(&entries[i]) && entries[i].Checksum() != id {
+			continue // never acknowledged, or nacks another prepare of op
+		}
+		if c.disks != nil && c.disks.Misdirected(r, op) {
+			continue
+		}
+		rec := nackRecord{replica: r, view: x.View, id: id, atNs: c.nowNs}
+		if op <= uint64(len(c.canon)) {
+			c.checkNack(op, rec)
+			if c.violation != nil {
+				return
+			}
+			continue
+		}
+		if c.nacksPending >= nacksPendingMax {
+			continue
+		}
+		c.nacks[op] = append(c.nacks[op], rec)
+		c.nacksPending++
+	}
+}
+
+// checkNack fails if op was committed with the identity rec's replica
+// acknowledged: a committed op is never truncated, so the replica's journal
+// must still know it (a corrupt copy is reported blank, not nacked).
+func (c *Checker) checkNack(op uint64, rec nackRecord) {
+	if c.canon[op-1].header.Checksum() != rec.id {
+		return
+	}
+	c.fail(Violation{Name: NackOfAcknowledged, Replicas: []uint8{rec.replica}, Ops: []uint64{op},
+		Detail: fmt.Sprintf("replica %d nacked op %d in its DoViewChange for view %d (at %.3f s) after acknowledging it as %s, and op %d is committed as that prepare",
+			rec.replica, op, rec.view, float64(rec.atNs)/1e9, rec.id, op)})
+}
+
+// committedNacks checks the nacks held for op, just committed for the first
+// time.
+func (c *Checker) committedNacks(op uint64) {
+	recs, ok := c.nacks[op]
+	if !ok {
+		return
+	}
+	delete(c.nacks, op)
+	c.nacksPending -= len(recs)
+	for _, rec := range recs {
+		c.checkNack(op, rec)
+		if c.violation != nil {
+			return
+		}
+	}
+}
+
+// Acknowledged returns the identity replica r last acknowledged op with, if
+// it ever did (PrepareOk or a primary's own acknowledgement).
+func (c *Checker) Acknowledged(r uint8, op uint64) (wire.U128, bool) {
+	id, ok := c.acks[ackKey{r, op}]
+	return id, ok
+}

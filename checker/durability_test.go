@@ -1,0 +1,231 @@
+package checker_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/iggy-vopr/vopr/checker"
+	"github.com/iggy-vopr/vopr/replica/vsr"
+	"github.com/iggy-vopr/vopr/replica/wire"
+)
+
+// fakeDisks is a hand-set durable image per replica: the prepares each
+// disk holds as acknowledged, its durable view, and its misdirected slots.
+type fakeDisks struct {
+	held       map[slotKey]wire.U128
+	view       map[uint8][2]uint32 // view, log_view
+	misdirects map[slotKey]bool
+}
+
+type slotKey struct {
+	r  uint8
+	op uint64
+}
+
+func newFakeDisks() *fakeDisks {
+	return &fakeDisks{held: map[slotKey]wire.U128{}, view: map[uint8][2]uint32{}, misdirects: map[slotKey]bool{}}
+}
+
+func (d *fakeDisks) HoldsAcknowledged(r uint8, op uint64, id wire.U128) bool {
+	got, ok := d.held[slotKey{r, op}]
+	return ok && got == id
+}
+
+func (d *fakeDisks) DurableView(r uint8) (uint32, uint32, error) {
+	v := d.view[r]
+	return v[0], v[1], nil
+}
+
+func (d *fakeDisks) Misdirected(r uint8, op uint64) bool { return d.misdirects[slotKey{r, op}] }
+
+// persist makes every replica's disk hold view (as view and log_view) and
+// every prepare of the log.
+func (d *fakeDisks) persist(f *fakeCluster, view uint32) {
+	for r := range f.n {
+		d.view[uint8(r)] = [2]uint32{view, view}
+		for _, p := range f.log {
+			d.held[slotKey{uint8(r), p.op()}] = p.x.Checksum
+		}
+	}
+}
+
+func prepareOk(view uint32, from uint8, p *prep) []byte {
+	ok := wire.PrepareOkHeader{Prefix: wire.Prefix{View: view, Replica: from}, Parent: p.x.Parent,
+		PrepareChecksum: p.x.Checksum, Op: p.op(), Timestamp: p.x.Timestamp, Group: wire.MetadataGroup}
+	return wire.BuildFrame(&ok, nil)
+}
+
+func startViewChange(view uint32, from uint8) []byte {
+	x := wire.StartViewChangeHeader{Prefix: wire.Prefix{View: view, Replica: from}, Group: wire.MetadataGroup}
+	return wire.BuildFrame(&x, nil)
+}
+
+// doViewChange builds replica from's DoViewChange for view over the fake's
+// log, from its head down to commit+1: every op present, except those in
+// nack, which go out as blanks with the nack bit.
+func doViewChange(f *fakeCluster, view, logView uint32, from uint8, commit uint64, nack ...uint64) []byte {
+	head := uint64(len(f.log))
+	var entries []wire.Header
+	var nackBits, present wire.U128
+	for op := head; op > commit; op-- {
+		i := len(entries)
+		if slices.Contains(nack, op) {
+			entries = append(entries, wire.BlankEntry(op))
+			nackBits = nackBits.WithBit(i)
+			continue
+		}
+		entries = append(entries, f.log[op-1].header)
+		present = present.WithBit(i)
+	}
+	x := wire.DoViewChangeHeader{Prefix: wire.Prefix{View: view, Replica: from}, Op: head, Commit: commit,
+		Group: wire.MetadataGroup, LogView: logView, NackBitset: nackBits, PresentBitset: present}
+	return wire.BuildFrame(&x, wire.EncodeSuffix(entries))
+}
+
+func TestAckedBeforeDurable(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		durable   bool
+		misdirect bool
+		want      string
+	}{
+		{"durable", true, false, ""},
+		{"not durable", false, false, checker.AckedBeforeDurable},
+		{"not durable, write misdirected", false, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, cls := started(t, 3, 1)
+			d := newFakeDisks()
+			f.c.SetDisks(d)
+			p := f.propose(f.invoke(cls[0], createStream("a")))
+			d.persist(f, 0)
+			if !tc.durable {
+				delete(d.held, slotKey{1, p.op()})
+			}
+			if tc.misdirect {
+				d.misdirects[slotKey{1, p.op()}] = true
+			}
+			f.c.Sent(f.tick(), 1, prepareOk(0, 1, p))
+			if tc.want == "" {
+				wantPass(t, f)
+				return
+			}
+			v := wantViolation(t, f, tc.want)
+			if !slices.Equal(v.Replicas, []uint8{1}) || !slices.Equal(v.Ops, []uint64{p.op()}) {
+				t.Fatalf("evidence %v %v", v.Replicas, v.Ops)
+			}
+		})
+	}
+}
+
+// TestOwnAckBeforeDurable: a primary's count of its own acknowledgement
+// promises what a PrepareOk does.
+func TestOwnAckBeforeDurable(t *testing.T) {
+	for _, durable := range []bool{true, false} {
+		f, cls := started(t, 3, 1)
+		d := newFakeDisks()
+		f.c.SetDisks(d)
+		p := f.propose(f.invoke(cls[0], createStream("a")))
+		d.persist(f, 0)
+		if !durable {
+			delete(d.held, slotKey{0, p.op()})
+		}
+		f.group(0, vsr.Event{Kind: vsr.EventAcked, View: 0, Op: p.op(), Header: p.header})
+		if durable {
+			wantPass(t, f)
+			if id, ok := f.c.Acknowledged(0, p.op()); !ok || id != p.x.Checksum {
+				t.Fatalf("Acknowledged(0, %d) = %s, %v", p.op(), id, ok)
+			}
+			continue
+		}
+		wantViolation(t, f, checker.AckedBeforeDurable)
+	}
+}
+
+func TestSentBeforeDurable(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		frame        func(f *fakeCluster) []byte
+		view, logDur uint32 // the durable view and log_view of replica 2
+		want         string
+	}{
+		{"SVC in a durable view", func(*fakeCluster) []byte { return startViewChange(4, 2) }, 4, 1, ""},
+		{"SVC ahead of the disk", func(*fakeCluster) []byte { return startViewChange(4, 2) }, 3, 1, checker.SentBeforeDurable},
+		{"DVC with a durable log_view", func(f *fakeCluster) []byte { return doViewChange(f, 4, 2, 2, 0) }, 4, 2, ""},
+		{"DVC ahead of the disk's log_view", func(f *fakeCluster) []byte { return doViewChange(f, 4, 2, 2, 0) }, 4, 1, checker.SentBeforeDurable},
+		{"DVC ahead of the disk's view", func(f *fakeCluster) []byte { return doViewChange(f, 4, 2, 2, 0) }, 3, 2, checker.SentBeforeDurable},
+		{"a frame that implies no view", func(*fakeCluster) []byte {
+			x := wire.RequestStartViewHeader{Prefix: wire.Prefix{View: 9, Replica: 2}, Group: wire.MetadataGroup}
+			return wire.BuildFrame(&x, nil)
+		}, 0, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, _ := started(t, 3, 1)
+			d := newFakeDisks()
+			d.persist(f, 0)
+			d.view[2] = [2]uint32{tc.view, tc.logDur}
+			f.c.SetDisks(d)
+			f.c.Sent(f.tick(), 2, tc.frame(f))
+			if tc.want == "" {
+				wantPass(t, f)
+				return
+			}
+			v := wantViolation(t, f, tc.want)
+			if !slices.Equal(v.Replicas, []uint8{2}) {
+				t.Fatalf("evidence %v", v.Replicas)
+			}
+		})
+	}
+}
+
+// TestNackOfAcknowledged: a replica that acknowledged a prepare may not nack
+// it once it is committed as that prepare, whenever the commit is learnt;
+// it may nack an op it never acknowledged, and an acknowledged op that is
+// never committed (a view change may truncate it).
+func TestNackOfAcknowledged(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		ack          bool
+		commitBefore bool // the op is committed before the nack, else after
+		commit       bool // the op is committed at all
+		misdirect    bool
+		want         string
+	}{
+		{"never acknowledged", false, false, true, false, ""},
+		{"acknowledged, committed before the nack", true, true, true, false, checker.NackOfAcknowledged},
+		{"acknowledged, committed after the nack", true, false, true, false, checker.NackOfAcknowledged},
+		{"acknowledged, never committed", true, false, false, false, ""},
+		{"acknowledged, slot misdirected", true, true, true, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, cls := started(t, 3, 1)
+			d := newFakeDisks()
+			f.c.SetDisks(d)
+			base := f.applied
+			p := f.propose(f.invoke(cls[0], createStream("a")))
+			d.persist(f, 0)
+			if tc.misdirect {
+				d.misdirects[slotKey{1, p.op()}] = true
+			}
+			if tc.ack {
+				f.c.Sent(f.tick(), 1, prepareOk(0, 1, p))
+			}
+			if tc.commitBefore {
+				f.commit(0)
+			}
+			d.view[1] = [2]uint32{1, 0}
+			f.c.Sent(f.tick(), 1, doViewChange(f, 1, 0, 1, base, p.op()))
+			if tc.commit && !tc.commitBefore {
+				f.commit(0)
+			}
+			if tc.want == "" {
+				wantPass(t, f)
+				return
+			}
+			v := wantViolation(t, f, tc.want)
+			if !slices.Equal(v.Replicas, []uint8{1}) || !slices.Equal(v.Ops, []uint64{p.op()}) {
+				t.Fatalf("evidence %v %v", v.Replicas, v.Ops)
+			}
+		})
+	}
+}

@@ -1,0 +1,59 @@
+package sim
+
+import (
+	"github.com/iggy-vopr/vopr/replica/journal"
+	"github.com/iggy-vopr/vopr/replica/wire"
+	"github.com/iggy-vopr/vopr/storage"
+)
+
+// clusterDisks lets the checker read each replica's durable image
+// (checker.Disks): what a crash now would leave on its simulated device,
+// read by the journal's own recovery rules. It is the durability oracle
+// behind "acknowledged before durable", "sent before durable" and the
+// misdirect excuse of "nack of an acknowledged op".
+type clusterDisks struct {
+	c   *Cluster
+	cfg []journal.Config // per replica
+	// The journal's two ring zones in the device layout: slot k is chunk k
+	// of both.
+	headers, prepares int
+}
+
+func newClusterDisks(c *Cluster) *clusterDisks {
+	d := &clusterDisks{c: c, headers: c.Layout.ZoneIndex(journal.ZoneHeaders), prepares: c.Layout.ZoneIndex(journal.ZonePrepares)}
+	for i := range c.Options.Replicas {
+		cfg := c.replicaConfig(uint8(i))
+		d.cfg = append(d.cfg, cfg.JournalConfig())
+	}
+	return d
+}
+
+func (d *clusterDisks) dev(r uint8) *storage.SimDevice { return d.c.Replicas[r].dev }
+
+// HoldsAcknowledged implements checker.Disks.
+func (d *clusterDisks) HoldsAcknowledged(r uint8, op uint64, id wire.U128) bool {
+	return journal.InspectSlot(d.cfg[r], op, d.dev(r).PeekDurable).HoldsAcknowledged(op, id)
+}
+
+// DurableView implements checker.Disks.
+func (d *clusterDisks) DurableView(r uint8) (view, logView uint32, err error) {
+	s, err := journal.InspectState(d.cfg[r], d.dev(r).PeekDurable)
+	return s.View, s.LogView, err
+}
+
+// Misdirected implements checker.Disks.
+func (d *clusterDisks) Misdirected(r uint8, op uint64) bool {
+	slot := op % d.cfg[r].SlotCount
+	for _, z := range []int{d.headers, d.prepares} {
+		if d.dev(r).Missed(d.c.Layout.ChunkStart(z, slot), d.c.Layout.Zone(z).ChunkSectors) {
+			return true
+		}
+	}
+	return false
+}
+
+// Faultable reports whether the atlas lets replica r's disk fault op's
+// journal slot (the header and prepare zones share their sets).
+func (d *clusterDisks) Faultable(r uint8, op uint64) bool {
+	return d.c.Atlas.Granted(int32(r), d.headers, op%d.cfg[r].SlotCount)
+}
