@@ -2,7 +2,6 @@ package checker_test
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -46,6 +45,10 @@ type xop struct {
 	name       string
 	call, ret  int64 // in units; ret is the reply, or the eviction of an indefinite op
 	indefinite bool
+	// settled, for an indefinite op: when every copy of its request had
+	// been delivered or lost (what the simulator knows): it commits before
+	// then, or never.
+	settled int64
 	commits    bool
 	point      int64 // when it commits (a linearization point for a correct system)
 
@@ -91,12 +94,16 @@ func genHistory(rng *rand.Rand) (int, []*xop) {
 	}
 	used := map[int64]bool{}
 	for _, o := range ops {
+		if o.indefinite {
+			// Its last copy may arrive after the eviction.
+			o.settled = o.call + 100*int64(1+rng.IntN(8))
+		}
 		if !o.commits {
 			continue
 		}
 		hi := o.ret
 		if o.indefinite {
-			hi = o.call + 100*int64(1+rng.IntN(8)) // it may commit after the eviction
+			hi = o.settled
 		}
 		for {
 			p := o.call + 1 + rng.Int64N(hi-o.call-1)
@@ -259,12 +266,21 @@ func setStep(st setState, in setInput) (setState, []byte) {
 	return st, metadata.ResultOK(nil)
 }
 
-var setModel = porcupine.Model{
-	Init: func() any { return setState{} },
-	Step: func(state, input, output any) (bool, any) {
-		next, body := setStep(state.(setState), input.(setInput))
+// setModel is nondeterministic in one place: an op whose output nobody saw
+// (indefinite) may have taken effect or not.
+var setModel = (&porcupine.NondeterministicModel{
+	Init: func() []any { return []any{setState{}} },
+	Step: func(state, input, output any) []any {
+		st := state.(setState)
+		next, body := setStep(st, input.(setInput))
 		out := output.(setOutput)
-		return !out.known || string(body) == out.body, next
+		switch {
+		case !out.known:
+			return []any{next, st}
+		case string(body) == out.body:
+			return []any{next}
+		}
+		return nil
 	},
 	DescribeOperation: func(input, output any) string {
 		in, out := input.(setInput), output.(setOutput)
@@ -277,15 +293,13 @@ var setModel = porcupine.Model{
 		}
 		return fmt.Sprintf("%s(%s) -> %x", verb, in.name, out.body)
 	},
-}
+}).ToModel()
 
 // clientHistory is the client-visible history of ops, for porcupine. An
-// indefinite op returns at infinity: DESIGN.md bounds an indefinite op by
-// what the simulator knows (when every copy of the request was delivered or
-// lost), and with nothing known the only sound bound is none at all: the op
-// may take effect at any time after its call, or never (taking effect after
-// everything else is indistinguishable from never, so "at infinity" covers
-// both), and its output is unknown, so any output is accepted.
+// indefinite op is bounded as DESIGN.md says, by what the simulator knows:
+// it returns when every copy of its request had been delivered or lost
+// (settled), with its output unknown; the model (setModel) lets such an op
+// take effect or not, since an op that never commits must linearize too.
 func clientHistory(ops []*xop) []porcupine.Operation {
 	var h []porcupine.Operation
 	for _, o := range ops {
@@ -296,7 +310,7 @@ func clientHistory(ops []*xop) []porcupine.Operation {
 		op := porcupine.Operation{ClientId: o.client, Input: in, Call: o.call, Return: o.ret,
 			Output: setOutput{known: true, body: string(o.reply)}}
 		if o.indefinite {
-			op.Return, op.Output = math.MaxInt64, setOutput{}
+			op.Return, op.Output = o.settled, setOutput{}
 		}
 		h = append(h, op)
 	}
