@@ -49,8 +49,8 @@ type xop struct {
 	// been delivered or lost (what the simulator knows): it commits before
 	// then, or never.
 	settled int64
-	commits    bool
-	point      int64 // when it commits (a linearization point for a correct system)
+	commits bool
+	point   int64 // when it commits (a linearization point for a correct system)
 
 	r     *req
 	reply []byte // the reply body the client saw
