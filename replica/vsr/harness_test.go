@@ -104,7 +104,46 @@ func (r *replica) Send(to uint8, frame []byte) {
 	if err := wire.Validate(frame); err != nil {
 		r.c.t.Fatalf("replica %d sent an invalid frame: %v", r.id, err)
 	}
+	r.checkSentDurable(frame)
 	r.c.queue = append(r.c.queue, message{from: r.id, to: to, frame: append([]byte(nil), frame...)})
+}
+
+// checkSentDurable is the harness's durability oracle (consensus.md
+// correction 1, the "ungated acks" trap): a frame is a promise about its
+// sender's disk, so every message that implies a view must leave only once
+// the journal's state holds that view durably (and a DoViewChange's log_view
+// too), and a PrepareOk only once that very prepare is durable. A crash right
+// after the send would otherwise break the promise; checking at the send
+// catches the bug without waiting for that crash.
+func (r *replica) checkSentDurable(frame []byte) {
+	h := wire.HeaderOf(frame)
+	state := r.journal.durableState
+	switch h.Command() {
+	case wire.CommandPrepare, wire.CommandPrepareOk, wire.CommandCommit, wire.CommandStartViewChange,
+		wire.CommandDoViewChange, wire.CommandStartView, wire.CommandRequestStartView:
+		if h.View() > state.View {
+			r.c.t.Fatalf("replica %d sent %v of view %d while its durable view was %d: sent before durable",
+				r.id, h.Command(), h.View(), state.View)
+		}
+	default:
+		return // repair frames carry no view of their sender's
+	}
+	switch h.Command() {
+	case wire.CommandDoViewChange:
+		var x wire.DoViewChangeHeader
+		x.Decode(h)
+		if x.LogView > state.LogView {
+			r.c.t.Fatalf("replica %d sent a DoViewChange with log_view %d while its durable log_view was %d: sent before durable",
+				r.id, x.LogView, state.LogView)
+		}
+	case wire.CommandPrepareOk:
+		var x wire.PrepareOkHeader
+		x.Decode(h)
+		if d, ok := r.journal.durable[x.Op]; !ok || wire.HeaderOf(d).Checksum() != x.PrepareChecksum {
+			r.c.t.Fatalf("replica %d sent PrepareOk for op %d before its journal made that prepare durable: ack before sync",
+				r.id, x.Op)
+		}
+	}
 }
 
 // Commit implements StateMachine.
@@ -159,6 +198,13 @@ func (r *replica) Event(e Event) {
 		c.probes[e.Probe]++
 	case EventSent:
 		r.sentView = max(r.sentView, e.View)
+	case EventAcked:
+		// The primary's own acknowledgement counts toward the quorum as a
+		// backup's PrepareOk does: the same promise about its disk.
+		if d, ok := r.journal.durable[e.Op]; !ok || wire.HeaderOf(d).Checksum() != e.Header.Checksum() {
+			c.t.Fatalf("primary %d counted its own ack of op %d before its journal made that prepare durable: ack before sync",
+				r.id, e.Op)
+		}
 	}
 }
 
