@@ -27,6 +27,14 @@ type cluster struct {
 	queue    []message
 	later    []deferred
 	drop     func(m message) bool
+	// observe, when set, sees every frame a replica sends, as it is sent
+	// (before any drop rule): a test's record of what left each replica.
+	observe func(m message)
+	// onEvent, when set, sees every event a replica emits, before the
+	// harness's own checks: a test's hook at the moment a path is taken.
+	onEvent func(r *replica, e Event)
+	// tune, when set, adjusts every replica's configuration at each start.
+	tune     func(*Config)
 	canon    map[uint64]wire.U128 // the identity every replica committed at op
 	steps    int
 	last     string   // what the last step did, for failure messages
@@ -55,9 +63,14 @@ type replica struct {
 	sentView    uint32 // highest view any incarnation sent a message in
 }
 
-func newCluster(t testing.TB, n int, seed uint64) *cluster {
+func newCluster(t testing.TB, n int, seed uint64) *cluster { return newTunedCluster(t, n, seed, nil) }
+
+// newTunedCluster is newCluster with every replica's configuration adjusted
+// by tune (nil: testConfig as it is).
+func newTunedCluster(t testing.TB, n int, seed uint64, tune func(*Config)) *cluster {
 	c := &cluster{t: t, n: n, rng: rand.New(rand.NewPCG(seed, 7)), canon: make(map[uint64]wire.U128),
-		probes: make(map[string]int), views: make(map[uint32][]wire.Header), prepared: make(map[[2]uint64]wire.U128)}
+		probes: make(map[string]int), views: make(map[uint32][]wire.Header), prepared: make(map[[2]uint64]wire.U128),
+		tune: tune}
 	for i := range n {
 		r := &replica{c: c, id: uint8(i), up: true}
 		r.journal = newDurableJournal(r)
@@ -83,7 +96,11 @@ func (r *replica) start(fresh bool) {
 	r.journal.recover()
 	rec := Recovered{State: r.journal.durableState, Head: r.journal.head(), Fresh: fresh}
 	r.committed = nil
-	r.group = New(testConfig(r.id, r.c.n), Deps{
+	cfg := testConfig(r.id, r.c.n)
+	if r.c.tune != nil {
+		r.c.tune(&cfg)
+	}
+	r.group = New(cfg, Deps{
 		Out: r, Journal: r.journal, Machine: r, Sink: r,
 		Rand:       rand.New(rand.NewPCG(uint64(r.id), uint64(r.incarnation))),
 		RealtimeUs: func() uint64 { r.clockUs += 1000; return r.clockUs },
@@ -105,7 +122,11 @@ func (r *replica) Send(to uint8, frame []byte) {
 		r.c.t.Fatalf("replica %d sent an invalid frame: %v", r.id, err)
 	}
 	r.checkSentDurable(frame)
-	r.c.queue = append(r.c.queue, message{from: r.id, to: to, frame: append([]byte(nil), frame...)})
+	m := message{from: r.id, to: to, frame: append([]byte(nil), frame...)}
+	if r.c.observe != nil {
+		r.c.observe(m)
+	}
+	r.c.queue = append(r.c.queue, m)
 }
 
 // checkSentDurable is the harness's durability oracle (consensus.md
@@ -152,6 +173,9 @@ func (r *replica) Commit(prepare []byte) {}
 // Event implements Sink: the checker.
 func (r *replica) Event(e Event) {
 	c := r.c
+	if c.onEvent != nil {
+		c.onEvent(r, e)
+	}
 	if e.Kind != EventSent {
 		desc := fmt.Sprintf("step %d r%d %v view=%d log_view=%d op=%d commit=%d %s", c.steps, r.id, e.Kind, e.View, e.LogView, e.Op, e.Commit, e.Probe)
 		if e.Kind == EventCommitted {
@@ -604,5 +628,18 @@ func (c *cluster) tickHolding(r uint8, n int, hold uint8) {
 			c.replicas[r].group.Tick()
 		}
 		c.settleExcept(hold)
+	}
+}
+
+// tickAll ticks every up replica n times, settling after each tick: time
+// passes for the whole cluster at once, with no message loss.
+func (c *cluster) tickAll(n int) {
+	for range n {
+		for _, r := range c.replicas {
+			if r.up {
+				r.group.Tick()
+			}
+		}
+		c.settle()
 	}
 }
