@@ -2,14 +2,22 @@ package vsr
 
 import "math/rand/v2"
 
-// timeout is one protocol timer counted in ticks. Every (re)start draws a
-// jitter of up to half the base from the replica's own stream, so that
-// replicas started together do not fire together (TigerBeetle learned this
-// from a repair "resonance": vopr-notes.md, weaknesses).
+// timeout is one protocol timer counted in ticks. Every (re)arm draws a
+// jitter in U[0, period/2] from the replica's own stream, where period is the
+// base (times the backoff, for the prepare retransmit), so that replicas
+// started together do not fire together (TigerBeetle learned this from a
+// repair "resonance": vopr-notes.md, weaknesses).
+//
+// consensus.md gives the prepare retransmit U[0, period] (Iggy's full
+// jitter); we keep half the period for it too, one rule for every timer:
+// that already desynchronizes, and the retransmit is sent by one primary
+// per group over per-backup connections, with no crowd of senders for a
+// wider spread to thin out, so the extra spread would only delay the resend
+// (at the 2^4 cap, up to 800 ticks instead of 600).
 type timeout struct {
 	name      string
 	baseTicks int
-	backoff   bool // prepare retransmit: after·2^min(attempts,4) + U[0, that]
+	backoff   bool // prepare retransmit: period = base·2^min(attempts,4), fires after period + U[0, period/2]
 	rng       *rand.Rand
 
 	running  bool
