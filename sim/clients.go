@@ -19,6 +19,11 @@ type ClientNode struct {
 	Completions []workload.Completion
 	// Invocations are this client's invocations, in order.
 	Invocations []workload.Invocation
+	// OnInvoke, OnComplete and OnTimeout, when set, see the client's history
+	// as it happens, after the checker (the VOPR's trace).
+	OnInvoke   func(workload.Invocation)
+	OnComplete func(workload.Completion)
+	OnTimeout  func(workload.Timeout)
 }
 
 func newClientNode(c *Cluster, node network.NodeID, index int, mix *workload.Mix, requests, timeoutTicks int) *ClientNode {
@@ -69,13 +74,28 @@ func (t clientNet) Now() int64 { return t.cn.c.Loop.Now() }
 
 // Invoke implements workload.Recorder: the checker sees the history.
 func (c *Cluster) Invoke(inv workload.Invocation) {
-	c.Clients[inv.Client].Invocations = append(c.Clients[inv.Client].Invocations, inv)
+	cn := c.Clients[inv.Client]
+	cn.Invocations = append(cn.Invocations, inv)
 	c.Checker.Invoke(inv)
 	c.Requests++
+	if cn.OnInvoke != nil {
+		cn.OnInvoke(inv)
+	}
 }
 
 // Complete implements workload.Recorder.
 func (c *Cluster) Complete(done workload.Completion) {
-	c.Clients[done.Client].Completions = append(c.Clients[done.Client].Completions, done)
+	cn := c.Clients[done.Client]
+	cn.Completions = append(cn.Completions, done)
 	c.Checker.Complete(done)
+	if cn.OnComplete != nil {
+		cn.OnComplete(done)
+	}
+}
+
+// TimedOut implements workload.TimeoutRecorder: only the trace wants it.
+func (c *Cluster) TimedOut(t workload.Timeout) {
+	if cn := c.Clients[t.Client]; cn.OnTimeout != nil {
+		cn.OnTimeout(t)
+	}
 }

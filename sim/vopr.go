@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -50,7 +49,8 @@ type vopr struct {
 	chaos   *rand.Rand
 	res     *Result
 	trace   io.Writer
-	faulted bool // process faults on (the safety phase)
+	tr      *tracer // nil without a trace
+	faulted bool    // process faults on (the safety phase)
 	core    []bool
 	// unexcused: why a stall that looked unavoidable is not excused.
 	unexcused string
@@ -75,6 +75,9 @@ func runVOPR(o Options, trace io.Writer) (res Result) {
 	v.c = NewCluster(clusterOptions(o))
 	v.chaos = v.c.Streams.Stream("vopr.process")
 	v.c.OnEvent = v.onEvent
+	if trace != nil {
+		v.tr = newTracer(trace, v.c, &v.o)
+	}
 	v.c.Loop.At(v.c.Loop.Now(), v, 0)
 	if !v.safety() {
 		return res
@@ -135,13 +138,16 @@ func (v *vopr) Fire(nowNs int64, _ uint64) (string, int32, uint64) {
 					v.res.CrashesMidIO++
 				}
 				n.Crash()
+				v.tr.process("crash", n.ID(), midIO, "", 0)
 				v.c.Loop.After(v.drawTicks(v.o.RestartDelayMeanTicks)*kernel.TickNs, restartEvent{v, n}, uint64(n.incarnation))
 				return "vopr.crash", int32(n.ID()), 0
 			}
 			if v.chaos.Float64() < v.o.PauseProbability {
 				n.Pause()
 				v.res.Pauses++
-				v.c.Loop.After(v.drawTicks(v.o.PauseMeanTicks)*kernel.TickNs, resumeEvent{n}, 0)
+				ticks := v.drawTicks(v.o.PauseMeanTicks)
+				v.tr.process("pause", n.ID(), false, "", ticks)
+				v.c.Loop.After(ticks*kernel.TickNs, resumeEvent{v, n}, 0)
 				return "vopr.pause", int32(n.ID()), 0
 			}
 		}
@@ -163,16 +169,21 @@ func (e restartEvent) Fire(nowNs int64, incarnation uint64) (string, int32, uint
 		return "", 0, 0
 	}
 	e.n.Restart()
+	e.v.tr.process("restart", e.n.ID(), false, "", 0)
 	return "vopr.restart", int32(e.n.ID()), 0
 }
 
-type resumeEvent struct{ n *ReplicaNode }
+type resumeEvent struct {
+	v *vopr
+	n *ReplicaNode
+}
 
 func (e resumeEvent) Fire(nowNs int64, _ uint64) (string, int32, uint64) {
 	if !e.n.Paused() {
 		return "", 0, 0
 	}
 	e.n.Resume()
+	e.v.tr.process("resume", e.n.ID(), false, "", 0)
 	return "vopr.resume", int32(e.n.ID()), 0
 }
 
@@ -183,7 +194,7 @@ func (v *vopr) safety() bool {
 		if clientsAllDone(v.c) {
 			break
 		}
-		v.c.Loop.RunUntil(v.c.Loop.Now()+kernel.TickNs, 0)
+		v.runTick()
 		if v.violated() {
 			return false
 		}
@@ -232,15 +243,23 @@ func (v *vopr) liveness() {
 	c.Net.Heal(heal)
 	for i, rn := range c.Replicas {
 		if !v.core[i] {
+			if rn.Up() {
+				v.tr.process("freeze", rn.ID(), false, "", 0)
+			}
 			rn.Freeze() // it stays down, its disk as it is
 			continue
 		}
 		rn.Device().FaultsOff()
 		if rn.Paused() {
 			rn.Resume()
+			v.tr.process("resume", rn.ID(), false, "liveness", 0)
+		}
+		if !rn.Up() {
+			v.tr.process("restart", rn.ID(), false, "liveness", 0)
 		}
 		rn.Restart()
 	}
+	v.tr.liveness(v.core)
 	// The core must converge within the budget, and then settle (see
 	// settling).
 	s := settling{budgetTicks: v.o.LivenessTicksMax, settleTicks: v.settleTicks(), rotation: uint32(n)}
@@ -262,7 +281,7 @@ func (v *vopr) liveness() {
 		if verdict != settleRunning {
 			break
 		}
-		c.Loop.RunUntil(c.Loop.Now()+kernel.TickNs, 0)
+		v.runTick()
 		if v.violated() {
 			return
 		}
@@ -522,51 +541,7 @@ func (v *vopr) onEvent(e replica.Event) {
 	if e.Kind == replica.EventGroup && e.Group.Kind == vsr.EventStartView {
 		v.res.ViewChanges++
 	}
-	if v.trace != nil {
-		v.writeTrace(e)
-	}
-}
-
-type traceLine struct {
-	AtNs    int64  `json:"at_ns"`
-	Replica uint8  `json:"replica"`
-	Kind    string `json:"kind"`
-	Status  string `json:"status,omitempty"`
-	View    uint32 `json:"view,omitempty"`
-	LogView uint32 `json:"log_view,omitempty"`
-	Op      uint64 `json:"op,omitempty"`
-	Commit  uint64 `json:"commit,omitempty"`
-	ID      string `json:"identity,omitempty"`
-	Probe   string `json:"probe,omitempty"`
-	Client  string `json:"client,omitempty"`
-	Request uint64 `json:"request,omitempty"`
-}
-
-func (v *vopr) writeTrace(e replica.Event) {
-	l := traceLine{AtNs: v.c.Loop.Now(), Replica: e.Replica}
-	switch e.Kind {
-	case replica.EventGroup:
-		g := e.Group
-		l.Kind, l.View, l.LogView, l.Op, l.Commit, l.Probe = g.Kind.String(), g.View, g.LogView, g.Op, g.Commit, g.Probe
-		if g.Kind == vsr.EventStatus {
-			l.Status = g.Status.String()
-		}
-		if g.Kind == vsr.EventCommitted || g.Kind == vsr.EventPrepared {
-			l.ID = g.Header.Checksum().String()
-		}
-	case replica.EventReply:
-		l.Kind, l.Op, l.Client, l.Request = "reply", e.Op, e.Client.String(), e.Request
-	case replica.EventReplay:
-		l.Kind, l.Client, l.Request = "replay", e.Client.String(), e.Request
-	case replica.EventEviction:
-		l.Kind, l.Client = "eviction", e.Client.String()
-	case replica.EventDeny:
-		l.Kind, l.Client, l.Request = "deny", e.Client.String(), e.Request
-	case replica.EventProbe:
-		l.Kind, l.Probe = "probe", e.Probe
-	}
-	b, _ := json.Marshal(l)
-	v.trace.Write(append(b, '\n'))
+	v.tr.replica(e)
 }
 
 // finish fills the result's counters from the cluster.

@@ -145,6 +145,11 @@ func (c *Client) failover() {
 	c.target = (c.target + 1) % c.cfg.Replicas
 	if c.pending != nil {
 		c.pending.ticks = 0
+		if r, ok := c.rec.(TimeoutRecorder); ok {
+			p := c.pending
+			r.TimedOut(Timeout{Client: c.cfg.Index, ClientID: c.id, Request: p.inv.Request, Target: c.target,
+				Attempts: p.attempts, AtNs: c.t.Now()})
+		}
 	}
 	c.dial()
 }

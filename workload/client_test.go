@@ -47,6 +47,10 @@ func TestTimeoutResendsSameRequestToNextReplica(t *testing.T) {
 					t.Fatalf("timeout %d: failed over after %d ticks, before the timeout of %d", i, timeoutTicks-1, timeoutTicks)
 				}
 				g.tick()
+				if n := len(g.rec.timeouts); n != i || g.rec.timeouts[n-1] != (workload.Timeout{Client: tc.index, ClientID: id,
+					Request: 1, Target: tc.wantTargets[i], Attempts: i, AtNs: g.net.nowNs}) {
+					t.Fatalf("timeout %d: reported %+v", i, g.rec.timeouts)
+				}
 				if len(g.net.dials) != dials+1 {
 					t.Fatalf("timeout %d: no new dial after %d ticks", i, timeoutTicks)
 				}

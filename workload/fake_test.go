@@ -68,9 +68,12 @@ type record struct {
 }
 
 type fakeRecorder struct {
-	net     *fakeNet
-	records []record
+	net      *fakeNet
+	records  []record
+	timeouts []workload.Timeout // it is a TimeoutRecorder too, as the harness is
 }
+
+func (r *fakeRecorder) TimedOut(t workload.Timeout) { r.timeouts = append(r.timeouts, t) }
 
 func (r *fakeRecorder) Invoke(inv workload.Invocation) {
 	r.records = append(r.records, record{inv: &inv, clockNs: r.net.nowNs})

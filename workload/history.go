@@ -57,3 +57,21 @@ type Recorder interface {
 	Invoke(inv Invocation)
 	Complete(c Completion)
 }
+
+// Timeout is one request that waited TimeoutTicks without an answer: the
+// client leaves its connection and sends the same request to Target next.
+type Timeout struct {
+	Client   int
+	ClientID wire.U128
+	Request  uint64 // 0 for a Register
+	Target   int    // the replica it tries next
+	Attempts int    // sends so far
+	AtNs     int64
+}
+
+// TimeoutRecorder is a Recorder that also hears of every timeout (the
+// trace does; the checker needs only invocations and completions).
+type TimeoutRecorder interface {
+	Recorder
+	TimedOut(t Timeout)
+}

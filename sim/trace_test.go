@@ -1,0 +1,162 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/iggy-vopr/vopr/network"
+)
+
+// faultyTraceOptions is a short seed with every fault turned up, so that one
+// run shows every kind of trace line: three replicas (partitions need two
+// sides), ten clients for the eight client-table slots (evictions), a short
+// safety phase, then the liveness phase.
+func faultyTraceOptions(seed uint64) Options {
+	o := Swarm(seed)
+	o.Replicas, o.Clients, o.Requests = 3, 10, 40
+	o.SafetyTicksMax = 4000
+	o.CrashProbability, o.CrashIOFactor, o.RestartDelayMeanTicks = 0.002, 10, 50
+	o.PauseProbability, o.PauseMeanTicks = 0.002, 30
+	o.PartitionMode, o.PartitionSymmetry = network.PartitionUniformSize, network.PartitionSymmetric
+	o.PartitionProbability, o.UnpartitionProbability = 0.01, 0.02
+	o.ClogProbability, o.CorruptProbability, o.ResetProbability = 0.001, 0.02, 0.002
+	o.LatentProbability, o.CorruptSectorProbability, o.MisdirectProbability = 0.01, 0.01, 0.005
+	return o
+}
+
+const faultyTraceSeed = 3
+
+// The trace carries every event of a run, not only the replicas': each
+// kind below must appear in a short faulty seed, with the fields that say
+// what happened. A kind that stops being traced (a hook lost in a
+// refactoring) fails here.
+func TestTraceCarriesEveryKind(t *testing.T) {
+	o := faultyTraceOptions(faultyTraceSeed)
+	var trace bytes.Buffer
+	r := Run(o, &trace)
+	if r.Outcome != Pass {
+		t.Fatalf("the seed must pass to be a fixture: %s: %s", r.Summary(), r.Violation)
+	}
+	lines := parseTrace(t, trace.Bytes())
+	byKind := map[string][]map[string]any{}
+	for _, l := range lines {
+		k := l["kind"].(string)
+		byKind[k] = append(byKind[k], l)
+	}
+	cases := []struct {
+		kind   string
+		fields []string // every line of the kind carries these
+	}{
+		// Replica events, as before.
+		{"committed", []string{"replica", "op", "identity"}},
+		// Process faults: which replica, and for a pause how long.
+		{"crash", []string{"replica"}},
+		{"restart", []string{"replica"}},
+		{"pause", []string{"replica", "ticks"}},
+		{"resume", []string{"replica"}},
+		// Network faults: a partition names its mode, symmetry and the cut
+		// paths; a reset its cause; a corrupted frame its path.
+		{"partition", []string{"mode", "symmetry", "cut"}},
+		{"partition_heal", nil},
+		{"connection_reset", []string{"cause", "count"}},
+		{"clog", []string{"count"}},
+		{"frame_corrupted", []string{"count"}},
+		// Disk faults: which replica, which fault.
+		{"storage_fault", []string{"replica", "fault", "count"}},
+		// The clients' history: who, which request, how it ended.
+		{"client_invoke", []string{"client_index", "client", "operation"}},
+		{"client_timeout", []string{"client_index", "client", "attempts", "target"}},
+		{"client_complete", []string{"client_index", "client", "outcome", "attempts"}},
+		// The liveness phase: its core.
+		{"phase", []string{"phase", "core"}},
+	}
+	for _, tc := range cases {
+		ls := byKind[tc.kind]
+		if len(ls) == 0 {
+			t.Errorf("no %q line in the trace of seed %d", tc.kind, faultyTraceSeed)
+			continue
+		}
+		for _, l := range ls {
+			for _, f := range tc.fields {
+				if _, ok := l[f]; !ok {
+					t.Errorf("%q line without %q: %v", tc.kind, f, l)
+					break
+				}
+			}
+		}
+	}
+	// Evictions happen (more clients than slots) and show as indefinite
+	// completions with their reason; partitions carry the options' mode.
+	indefinite := 0
+	for _, l := range byKind["client_complete"] {
+		if l["outcome"] == "indefinite" {
+			indefinite++
+			if l["reason"] == nil {
+				t.Errorf("indefinite completion without its eviction reason: %v", l)
+			}
+		}
+	}
+	if indefinite == 0 || uint64(indefinite) != r.Indefinite {
+		t.Errorf("%d indefinite completions traced, the result counts %d; both must be the same, and nonzero", indefinite, r.Indefinite)
+	}
+	for _, l := range byKind["partition"] {
+		if l["mode"] != "uniform-size" || l["symmetry"] != "symmetric" {
+			t.Errorf("partition line %v, want mode uniform-size, symmetric", l)
+		}
+	}
+	// The counters the trace reads agree with the result's.
+	if got := len(byKind["crash"]); uint64(got) != r.Crashes {
+		t.Errorf("%d crash lines, %d crashes", got, r.Crashes)
+	}
+	if got := len(byKind["partition"]); uint64(got) != r.Partitions {
+		t.Errorf("%d partition lines, %d partitions", got, r.Partitions)
+	}
+	if got := len(byKind["client_invoke"]); uint64(got) != r.Requests {
+		t.Errorf("%d client_invoke lines, %d requests", got, r.Requests)
+	}
+}
+
+// Tracing is an observer: a traced run has the digest of an untraced one
+// (runTick steps the loop one event at a time only to look), and the same
+// seed traces the same bytes.
+func TestTraceIsDeterministicAndChangesNothing(t *testing.T) {
+	for _, o := range []Options{faultyTraceOptions(faultyTraceSeed), Swarm(3), Swarm(1045)} {
+		var a, b bytes.Buffer
+		ra, rb, plain := Run(o, &a), Run(o, &b), Run(o, nil)
+		if ra.Summary() != plain.Summary() {
+			t.Errorf("seed %d: traced %s\nuntraced %s", o.Seed, ra.Summary(), plain.Summary())
+		}
+		if !bytes.Equal(a.Bytes(), b.Bytes()) || rb.Digest != ra.Digest {
+			t.Errorf("seed %d: two traces differ from byte %d", o.Seed, firstDifference(a.Bytes(), b.Bytes()))
+		}
+	}
+}
+
+// parseTrace reads the trace's JSON lines; each must carry at_ns, never
+// going back, and a kind.
+func parseTrace(t *testing.T, b []byte) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	last := -1.0
+	for i, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		var l map[string]any
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("line %d %q: %v", i+1, line, err)
+		}
+		at, ok := l["at_ns"].(float64)
+		if !ok || at < last {
+			t.Fatalf("line %d %q: at_ns missing or before %v", i+1, line, last)
+		}
+		last = at
+		if k, ok := l["kind"].(string); !ok || k == "" {
+			t.Fatalf("line %d %q: no kind", i+1, line)
+		}
+		out = append(out, l)
+	}
+	if len(out) == 0 {
+		t.Fatal("empty trace")
+	}
+	return out
+}
