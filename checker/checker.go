@@ -145,6 +145,7 @@ func (c *Checker) Panic(nowNs int64, replica int, value any) {
 // Crashed tells the checker a replica's process died: it replays the log
 // from op 1 when it comes back, and its view must not go back.
 func (c *Checker) Crashed(r uint8) {
+	c.note("replica %d crashed (or was frozen outside the liveness core)", r)
 	c.next[r] = 1
 	c.restarted[r] = true
 }
