@@ -8,7 +8,7 @@ import "io"
 // inside replica code is a correctness failure, one inside the harness a
 // simulator error.
 func Run(o Options, trace io.Writer) Result {
-	return runVOPR(o, trace)
+	return runVOPR(o, trace, nil)
 }
 
 // Performance is the fixed, fault-free configuration of `vopr -performance`:

@@ -58,8 +58,10 @@ type vopr struct {
 	resetsByCause [network.ResetCauseCount]uint64
 }
 
-// runVOPR is Run.
-func runVOPR(o Options, trace io.Writer) (res Result) {
+// runVOPR is Run. hook, when set, sees the cluster once it is built and
+// before anything runs: tests use it to script what the harness cannot reach
+// otherwise (a replica that panics inside its own code); Run passes nil.
+func runVOPR(o Options, trace io.Writer, hook func(*Cluster)) (res Result) {
 	res = Result{Seed: o.Seed, Options: o, Probes: map[string]int{}}
 	if err := o.Check(); err != nil {
 		res.Outcome, res.Violation = SimError, "bad options: "+err.Error()
@@ -77,6 +79,9 @@ func runVOPR(o Options, trace io.Writer) (res Result) {
 	v.c.OnEvent = v.onEvent
 	if trace != nil {
 		v.tr = newTracer(trace, v.c, &v.o)
+	}
+	if hook != nil {
+		hook(v.c)
 	}
 	v.c.Loop.At(v.c.Loop.Now(), v, 0)
 	if !v.safety() {
@@ -107,12 +112,19 @@ func (v *vopr) recovered(p any, stack string) {
 	v.res.Violation = fmt.Sprintf("simulator panic: %v (in %s)", p, origin)
 }
 
-// panicOrigin returns the first function below the panic in a stack trace.
+// panicOrigin returns the first function below the panic in a stack trace,
+// without its argument words: those are pointers and raw register values,
+// which differ from run to run, and the violation is printed (output is
+// deterministic).
 func panicOrigin(stack string) string {
 	lines := strings.Split(stack, "\n")
 	for i, l := range lines {
 		if strings.HasPrefix(l, "panic(") && i+2 < len(lines) {
-			return strings.TrimSpace(lines[i+2])
+			f := strings.TrimSpace(lines[i+2])
+			if j := strings.LastIndexByte(f, '('); j > 0 && strings.HasSuffix(f, ")") {
+				f = f[:j]
+			}
+			return f
 		}
 	}
 	return "unknown"
