@@ -160,3 +160,34 @@ func parseTrace(t *testing.T, b []byte) []map[string]any {
 	}
 	return out
 }
+
+// Evictions show in the probe table: a seed with more clients than the
+// client table's eight slots evicts sessions, some with a request in
+// flight, and the probes count exactly what the result counts. A seed with
+// fewer clients than slots fires neither probe.
+func TestEvictionProbes(t *testing.T) {
+	cases := []struct {
+		name    string
+		clients int
+		evicts  bool
+	}{
+		{"twelve clients for eight slots", 12, true},
+		{"four clients for eight slots", 4, false},
+	}
+	for _, tc := range cases {
+		o := Swarm(12)
+		o.NoFaults()
+		o.Clients, o.Requests, o.Lite = tc.clients, 80, true
+		r := Run(o, nil)
+		if r.Outcome != Pass {
+			t.Fatalf("%s: %s: %s", tc.name, r.Summary(), r.Violation)
+		}
+		evicted, indefinite := r.Probes["workload: session evicted"], r.Probes["workload: request indefinite"]
+		if uint64(evicted) != r.Evictions || uint64(indefinite) != r.Indefinite {
+			t.Errorf("%s: probes %d evicted, %d indefinite; result %d, %d", tc.name, evicted, indefinite, r.Evictions, r.Indefinite)
+		}
+		if (evicted > 0) != tc.evicts || (indefinite > 0) != tc.evicts {
+			t.Errorf("%s: %d evictions, %d indefinite; want them to happen: %v", tc.name, evicted, indefinite, tc.evicts)
+		}
+	}
+}

@@ -596,6 +596,14 @@ func (v *vopr) finish() {
 	for name, count := range c.Probes {
 		r.Probes[name] = count
 	}
+	// Evictions are the workload's rare path (more clients than client-table
+	// slots): probes, so a campaign's table shows they happen.
+	if r.Evictions > 0 {
+		r.Probes["workload: session evicted"] += int(r.Evictions)
+	}
+	if r.Indefinite > 0 {
+		r.Probes["workload: request indefinite"] += int(r.Indefinite)
+	}
 	v.faultProbes()
 	r.Digest = c.Loop.Digest()
 }

@@ -409,10 +409,13 @@ flags:
   -parallel P      run P simulations at once (one goroutine each); output stays in seed order
   -keep-going      do not stop the campaign at the first failure
   -lite            the safety phase only (a knob: see below)
-  -json            one JSON object per seed, one line each (a campaign's summary table
-                   then goes to stderr)
-  -trace FILE      write every event as JSON lines to FILE; in a campaign, to one file per
-                   seed, FILE with the seed before its extension (trace.jsonl -> trace.17.jsonl)
+  -json            one JSON object per seed, one line each: the summary line's keys, then
+                   evictions, indefinite, options, probes and the failure's details (a
+                   campaign's summary table then goes to stderr)
+  -trace FILE      write every event as JSON lines to FILE (replica events, process,
+                   network and disk faults, client invocations and completions; each
+                   line has at_ns and kind); in a campaign, to one file per seed, FILE
+                   with the seed before its extension (trace.jsonl -> trace.17.jsonl)
   -faults MODE     swarm (default: drawn from the seed) or none (every fault off); knob
                    flags given explicitly still win over -faults=none
   -performance     run sim.Performance() once and print frames per committed op per command

@@ -146,7 +146,7 @@ func (j *jsonObject) close() { j.b.WriteByte('}') }
 var jsonKeys = []string{
 	"seed", "result", "liveness", "replicas", "clients", "ticks", "requests", "commits", "view_changes",
 	"crashes", "restarts", "partitions", "resets", "storage_faults", "frames", "digest",
-	"options", "probes", "violation", "explanation", "evidence", "frames_by_command", "reproduce",
+	"evictions", "indefinite", "options", "probes", "violation", "explanation", "evidence", "frames_by_command", "reproduce",
 }
 
 // writeSeedJSON writes a seed as one JSON object on one line. Maps (probes,
@@ -170,6 +170,10 @@ func writeSeedJSON(b *bytes.Buffer, sr *seedRun, reproduce string) {
 	j.value("storage_faults", r.StorageFaults)
 	j.value("frames", r.Frames)
 	j.value("digest", fmt.Sprintf("%016x", r.Digest))
+	// Beyond the summary line's keys: sessions evicted, and requests whose
+	// outcome the eviction left unknown, so that -json shows evictions happen.
+	j.value("evictions", r.Evictions)
+	j.value("indefinite", r.Indefinite)
 
 	var ob bytes.Buffer
 	opts := newJSONObject(&ob)
