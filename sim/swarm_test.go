@@ -182,3 +182,29 @@ func TestSwarmFaultRatesAreSometimesOff(t *testing.T) {
 		}
 	}
 }
+
+// Performance is one fixed world, not a swarm draw: the same options every
+// call, every fault off, the safety phase only, so that its run shows no
+// fault and no view change, and the protocol-cost figure it prints moves
+// only when the protocol does.
+func TestPerformanceIsFixedAndFaultFree(t *testing.T) {
+	o := Performance()
+	if o != Performance() {
+		t.Fatal("Performance differs between calls")
+	}
+	if err := o.Check(); err != nil {
+		t.Fatal(err)
+	}
+	faultFree := o
+	faultFree.NoFaults()
+	if faultFree != o || !o.Lite || o.Auth || o.PartitionMode != network.PartitionNone {
+		t.Errorf("Performance is not the fault-free safety-only world: %s", o.String())
+	}
+	r := Run(o, nil)
+	if r.Outcome != Pass || r.Crashes+r.Restarts+r.Pauses+r.Partitions+r.Resets+r.Clogs+r.Corruptions+r.StorageFaults+r.ViewChanges != 0 {
+		t.Errorf("the performance run is not quiet: %s: %s", r.Summary(), r.Violation)
+	}
+	if want := uint64(o.Requests + o.Clients); r.Requests != want || r.Commits != want || r.Indefinite != 0 {
+		t.Errorf("%d requests (want %d: one Register per client), %d commits, %d indefinite", r.Requests, want, r.Commits, r.Indefinite)
+	}
+}
