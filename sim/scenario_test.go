@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/iggy-vopr/vopr/network"
+	"github.com/iggy-vopr/vopr/replica"
+	"github.com/iggy-vopr/vopr/replica/vsr"
 	"github.com/iggy-vopr/vopr/replica/wire"
 )
 
@@ -26,12 +28,23 @@ func settleAll(t *testing.T, c *Cluster, budgetNs int64) {
 		dumpCluster(t, c)
 		t.Fatalf("not every up replica applied the %d committed ops", top)
 	}
+	noViolation(t, c)
+}
+
+// noViolation fails on the checker's first violation: after one the checker
+// stops recording, so every later count would mislead.
+func noViolation(t *testing.T, c *Cluster) {
+	t.Helper()
+	if v := c.Checker.Violation(); v != nil {
+		t.Fatalf("checker: %v", v)
+	}
 }
 
 // expectAllCommitted checks that every reply a client got is for an op the
 // cluster committed, with the same request, and that every request got one.
 func expectAllCommitted(t *testing.T, c *Cluster) {
 	t.Helper()
+	noViolation(t, c)
 	for i, cl := range c.Clients {
 		hs, _ := replies(cl)
 		for _, r := range hs {
@@ -53,6 +66,41 @@ func expectAllCommitted(t *testing.T, c *Cluster) {
 	if v := c.Checker.Violation(); v != nil {
 		t.Fatalf("checker: %v", v)
 	}
+}
+
+// watch records, per replica, the probes it fires and the state each of
+// its boots recovered (the metadata group's first Recovering status: the
+// view from the superblock, the head from the journal). It chains any
+// OnEvent already set.
+type watch struct {
+	probes map[uint8]map[string]int
+	boots  map[uint8][]vsr.Event
+}
+
+func watchCluster(c *Cluster) *watch {
+	w := &watch{probes: map[uint8]map[string]int{}, boots: map[uint8][]vsr.Event{}}
+	prev := c.OnEvent
+	c.OnEvent = func(e replica.Event) {
+		switch {
+		case e.Kind == replica.EventProbe:
+			w.probe(e.Replica, e.Probe)
+		case e.Kind == replica.EventGroup && e.Group.Kind == vsr.EventProbe:
+			w.probe(e.Replica, e.Group.Probe)
+		case e.Kind == replica.EventGroup && e.Group.Kind == vsr.EventStatus && e.Group.Status == vsr.StatusRecovering:
+			w.boots[e.Replica] = append(w.boots[e.Replica], e.Group)
+		}
+		if prev != nil {
+			prev(e)
+		}
+	}
+	return w
+}
+
+func (w *watch) probe(r uint8, name string) {
+	if w.probes[r] == nil {
+		w.probes[r] = map[string]int{}
+	}
+	w.probes[r][name]++
 }
 
 func newScenario(t *testing.T, seed uint64, replicas, clientCount int) *Cluster {
@@ -97,28 +145,54 @@ func TestScenarioPrimaryCrash(t *testing.T) {
 }
 
 // TestScenarioPartitionedPrimary: the primary is cut off from the others;
-// they elect a new one, the client follows, and after the heal the old
-// primary learns the new view and catches up.
+// they suspect it and elect another in a later view, which commits the
+// client's requests while the old primary, alone, commits nothing; after the
+// heal the old primary learns the new view and catches up as a backup.
 func TestScenarioPartitionedPrimary(t *testing.T) {
 	c := newScenario(t, 12, 3, 1)
 	cl := c.Clients[0]
 	submitStreams(cl, "p", 10)
-	c.RunUntil(10*second, func() bool { return len(cl.Completions) >= 4 })
+	if !c.RunUntil(10*second, func() bool { return len(cl.Completions) >= 4 }) {
+		dumpCluster(t, c)
+		t.Fatal("no progress before the partition")
+	}
 	old := c.Primary()
+	view, oldCommit := old.Replica().Metadata().View(), old.Replica().Metadata().CommitMax()
+	committed := c.Checker.Committed()
 	c.Net.Partition([]network.NodeID{network.NodeID(old.ID())}, false)
 	if !c.RunUntil(30*second, func() bool { p := c.Primary(); return p != nil && p != old }) {
 		dumpCluster(t, c)
 		t.Fatal("no new primary while the old one is cut off")
 	}
+	p := c.Primary()
+	if p.Replica().Metadata().View() <= view || c.Probes["primary suspected"] == 0 {
+		t.Fatalf("new primary %d in view %d (old view %d), %d suspicions: want a view change away from the cut-off primary",
+			p.ID(), p.Replica().Metadata().View(), view, c.Probes["primary suspected"])
+	}
 	if !c.RunUntil(60*second, func() bool { return cl.Done() }) {
 		dumpCluster(t, c)
 		t.Fatal("the client did not finish on the new primary")
+	}
+	noViolation(t, c)
+	if c.Checker.Committed() <= committed {
+		t.Fatalf("nothing committed during the partition (%d ops before, %d after)", committed, c.Checker.Committed())
+	}
+	if got := old.Replica().Metadata().CommitMax(); got != oldCommit {
+		t.Fatalf("the cut-off primary's commit_max moved from %d to %d: it committed without a quorum", oldCommit, got)
 	}
 	c.Net.Heal([]network.NodeID{0, 1, 2})
 	top := c.Checker.Committed()
 	if !c.RunUntil(60*second, func() bool { return c.CommittedEverywhere(top) && !old.Replica().Metadata().IsPrimary() }) {
 		dumpCluster(t, c)
 		t.Fatal("the old primary did not rejoin")
+	}
+	if g := old.Replica().Metadata(); g.View() != p.Replica().Metadata().View() || g.Status() != vsr.StatusNormal {
+		t.Fatalf("the old primary is %v in view %d, want a backup of view %d", g.Status(), g.View(), p.Replica().Metadata().View())
+	}
+	// The next view's primary is not the cut-off one, so one view change
+	// suffices; a later one would mean the backups suspected a live primary.
+	if got := c.Primary().Replica().Metadata().View(); got != view+1 {
+		t.Fatalf("the cluster ended in view %d, want %d: a view change after the first", got, view+1)
 	}
 	expectAllCommitted(t, c)
 }
@@ -147,10 +221,11 @@ func TestScenarioLaggingBackupRepairs(t *testing.T) {
 	}
 }
 
-// TestScenarioCrashBeforeSync: a backup crashes while a prepare it received
-// is written but not yet synced; the write is lost (the device drops
-// unsynced writes), the backup had not acknowledged it, and the cluster
-// stays safe and converges after the restart.
+// TestScenarioCrashBeforeSync: a backup crashes while its head prepare is
+// written but not yet synced. The device loses unsynced writes, so the
+// prepare comes back absent (the recovered head is below it); the backup had
+// not acknowledged it (PrepareOk waits for the sync), so nothing it promised
+// is lost, and the cluster stays safe and converges after the restart.
 func TestScenarioCrashBeforeSync(t *testing.T) {
 	o := DefaultClusterOptions(14, 3, 1)
 	o.Storage.CrashLostProbability = 1
@@ -159,31 +234,46 @@ func TestScenarioCrashBeforeSync(t *testing.T) {
 	if !c.RunUntil(5*second, func() bool { return c.Primary() != nil }) {
 		t.Fatal("the cluster did not come up")
 	}
+	w := watchCluster(c)
 	cl := c.Clients[0]
 	submitStreams(cl, "c", 10)
 	backup := c.Replicas[(int(c.Primary().ID())+1)%3]
 	if !c.RunUntil(30*second, func() bool {
 		r := backup.Replica()
-		return r != nil && r.Journal().InFlight() > 0 && r.Metadata().Op() > r.Metadata().CommitMax() && r.Metadata().Op() >= 5
+		if r == nil {
+			return false
+		}
+		g := r.Metadata()
+		return g.Op() >= 5 && g.Op() > g.CommitMax() && r.Journal().InFlight() > 0 && !r.Journal().Durable(g.Op())
 	}) {
-		t.Fatal("the backup never had a prepare in flight")
+		t.Fatal("the backup never had its head prepare unsynced")
 	}
 	head := backup.Replica().Metadata().Op()
+	if id, acked := c.Checker.Acknowledged(backup.ID(), head); acked {
+		t.Fatalf("the backup acknowledged op %d (%s) before its write was synced", head, id)
+	}
 	backup.Crash()
 	backup.Restart()
+	if !c.RunUntil(5*second, func() bool { return len(w.boots[backup.ID()]) > 0 }) {
+		t.Fatal("the backup did not boot")
+	}
+	if got := w.boots[backup.ID()][0].Op; got >= head {
+		t.Fatalf("the backup recovered head %d, want below op %d, whose write was never synced", got, head)
+	}
+	if w.probes[backup.ID()]["replica recovered from a used journal"] != 1 {
+		t.Fatalf("the backup's restart did not recover its journal: probes %v", w.probes[backup.ID()])
+	}
 	settleAll(t, c, 60*second)
 	expectAllCommitted(t, c)
-	if c.Probes["replica recovered from a used journal"] == 0 {
-		t.Fatal("the restart did not recover a journal")
-	}
 	if c.Checker.Committed() < head {
 		t.Fatalf("committed %d, below the lost prepare %d: it was never re-replicated", c.Checker.Committed(), head)
 	}
 }
 
-// TestScenarioTornSuperblock: a replica crashes while its superblock is
-// being written, with every unsynced sector torn; it restarts from the
-// copies that hold the latest durable state and rejoins.
+// TestScenarioTornSuperblock: a backup crashes while its superblock write of
+// a new view is in flight, with every unsynced sector torn. Its restart must
+// see the torn copy (the probe, on that replica) and open at the view the
+// intact copies hold, the last one made durable, then rejoin.
 func TestScenarioTornSuperblock(t *testing.T) {
 	o := DefaultClusterOptions(15, 3, 1)
 	o.Storage.CrashTornProbability = 1
@@ -192,44 +282,64 @@ func TestScenarioTornSuperblock(t *testing.T) {
 	if !c.RunUntil(5*second, func() bool { return c.Primary() != nil }) {
 		t.Fatal("the cluster did not come up")
 	}
+	w := watchCluster(c)
 	cl := c.Clients[0]
 	submitStreams(cl, "t", 5)
-	c.RunUntil(10*second, func() bool { return len(cl.Completions) >= 3 })
+	if !c.RunUntil(10*second, func() bool { return len(cl.Completions) >= 3 }) {
+		t.Fatal("no progress")
+	}
 	// A view change makes every backup write its superblock.
 	victim := c.Replicas[(int(c.Primary().ID())+1)%3]
 	c.Primary().Crash()
 	if !c.RunUntil(30*second, func() bool {
 		r := victim.Replica()
-		return r != nil && r.Journal().StateWritesWaiting() > 0
+		return r != nil && r.Journal().StateWritesWaiting() > 0 && r.Metadata().View() > r.Journal().State().View
 	}) {
-		t.Fatal("the backup never wrote its superblock")
+		t.Fatal("the backup never wrote the superblock of a new view")
 	}
+	durable := victim.Replica().Journal().State().View
+	writing := victim.Replica().Metadata().View()
 	victim.Crash()
 	victim.Restart()
+	if !c.RunUntil(5*second, func() bool { return len(w.boots[victim.ID()]) > 0 }) {
+		t.Fatal("the victim did not boot")
+	}
+	if w.probes[victim.ID()]["superblock copy damaged at recovery"] == 0 {
+		t.Fatalf("the victim saw no torn superblock copy at recovery: its probes %v", w.probes[victim.ID()])
+	}
+	if got := w.boots[victim.ID()][0].View; got != durable {
+		t.Fatalf("the victim restarted in view %d, want %d, its last durable view (view %d was being written)", got, durable, writing)
+	}
 	for _, n := range c.Replicas {
 		n.Restart()
 	}
 	settleAll(t, c, 120*second)
 	expectAllCommitted(t, c)
-	if c.Probes["superblock copy damaged at recovery"] == 0 {
-		t.Fatalf("no torn superblock copy was seen at recovery: probes %v", c.Probes)
-	}
 }
 
-// TestScenarioLostDoViewChange: the first DoViewChange on its way to the
-// new primary is lost; the sender retransmits it and the view change ends.
+// TestScenarioLostDoViewChange: the primary crashes; the first DoViewChange
+// on its way to the primary of the next view is lost. Its sender
+// retransmits it (the DVC timer, well before the view change would time
+// out), so the view change ends in exactly the next view.
 func TestScenarioLostDoViewChange(t *testing.T) {
 	c := newScenario(t, 16, 3, 1)
 	cl := c.Clients[0]
 	submitStreams(cl, "d", 4)
-	c.RunUntil(10*second, func() bool { return cl.Done() })
+	if !c.RunUntil(10*second, func() bool { return cl.Done() }) {
+		t.Fatal("the first requests did not finish")
+	}
 	old := c.Primary()
-	next := c.Replicas[(int(old.ID())+1)%3] // the primary of the next view
+	view := old.Replica().Metadata().View()
+	next := c.Replicas[(int(old.ID())+1)%3] // the primary of view+1
 	other := c.Replicas[(int(old.ID())+2)%3]
-	dropped := 0
+	seen, dropped := 0, 0 // DoViewChanges from other to next, and how many were lost
 	c.Net.AddFilter(network.Filter{From: network.NodeID(other.ID()), To: network.NodeID(next.ID()),
 		Match: func(f []byte) bool {
-			if wire.HeaderOf(f).Command() == wire.CommandDoViewChange && dropped == 0 {
+			if wire.HeaderOf(f).Command() != wire.CommandDoViewChange {
+				return false
+			}
+			seen++
+			if dropped == 0 {
 				dropped++
 				return true
 			}
@@ -238,38 +348,77 @@ func TestScenarioLostDoViewChange(t *testing.T) {
 	old.Crash()
 	submitStreams(cl, "d2", 4)
 	settleAll(t, c, 60*second)
-	if dropped == 0 {
-		t.Fatal("no DoViewChange was dropped")
+	if dropped != 1 || seen < 2 {
+		t.Fatalf("%d DoViewChange from %d to %d, %d dropped: want one lost and one retransmitted", seen, other.ID(), next.ID(), dropped)
 	}
-	if p := c.Primary(); p == nil || p.Replica().Metadata().View() == 0 {
-		t.Fatal("the view change did not complete")
+	if p := c.Primary(); p != next || p.Replica().Metadata().View() != view+1 {
+		dumpCluster(t, c)
+		t.Fatalf("want replica %d primary in view %d, exactly one view after the crashed primary's", next.ID(), view+1)
+	}
+	if n := c.Probes["view change timed out"]; n != 0 {
+		t.Fatalf("the view change timed out %d times: the lost DoViewChange was not retransmitted in time", n)
 	}
 	expectAllCommitted(t, c)
 }
 
 // TestScenarioOneWayPartition: the primary can still send but no longer
-// receive; the backups hear its heartbeats but it hears no acks, so nothing
-// commits until the view changes; the cluster must recover by itself.
+// receive. Its heartbeats still reach the backups, but their acks stall on
+// the cut direction, so nothing commits, until the TCP timeout resets the
+// connections; a new connection cannot finish its handshake across a
+// one-way cut, so the heartbeats stop too. The backups suspect the primary
+// and elect another, and the client finishes there before the heal. After
+// the heal the old primary learns the new view and catches up.
 func TestScenarioOneWayPartition(t *testing.T) {
 	c := newScenario(t, 17, 3, 1)
 	cl := c.Clients[0]
+	submitStreams(cl, "w", 2) // connections up and in use before the cut
+	if !c.RunUntil(10*second, func() bool { return cl.Done() }) {
+		t.Fatal("the first requests did not finish")
+	}
 	old := c.Primary()
+	view, oldCommit := old.Replica().Metadata().View(), old.Replica().Metadata().CommitMax()
+	before := c.Net.Stats()
 	c.Net.Partition([]network.NodeID{network.NodeID(old.ID())}, true)
 	submitStreams(cl, "o", 6)
-	c.RunUntil(60*second, func() bool { return cl.Done() })
+	if !c.RunUntil(60*second, func() bool { return cl.Done() }) {
+		dumpCluster(t, c)
+		t.Fatal("the client did not finish while the primary could only send")
+	}
+	after := c.Net.Stats()
+	if after.Resets[network.ResetTimeout] == before.Resets[network.ResetTimeout] || after.DialsFailed == before.DialsFailed {
+		t.Fatalf("TCP timeout resets %d, failed dials %d during the cut: want the stalled acks to reset the connections and the redials to fail",
+			after.Resets[network.ResetTimeout]-before.Resets[network.ResetTimeout], after.DialsFailed-before.DialsFailed)
+	}
+	if c.Probes["primary suspected"] == 0 {
+		t.Fatal("no backup suspected the primary that could not hear them")
+	}
+	p := c.Primary()
+	if p == nil || p == old || p.Replica().Metadata().View() <= view {
+		t.Fatalf("want a new primary in a view above %d before the heal", view)
+	}
+	if got := old.Replica().Metadata().CommitMax(); got != oldCommit {
+		t.Fatalf("the old primary's commit_max moved from %d to %d though it heard no acks", oldCommit, got)
+	}
 	c.Net.Heal([]network.NodeID{0, 1, 2})
 	settleAll(t, c, 120*second)
+	if g := old.Replica().Metadata(); g.IsPrimary() || g.View() != p.Replica().Metadata().View() {
+		t.Fatalf("the old primary is %v in view %d after the heal, want a backup of view %d", g.Status(), g.View(), p.Replica().Metadata().View())
+	}
 	expectAllCommitted(t, c)
-	if got := len(cl.Completions); got != 7 {
-		t.Fatalf("%d results, want 7", got)
+	if got := len(cl.Completions); got != 9 {
+		t.Fatalf("%d results, want 9 (register and 8 requests)", got)
 	}
 }
 
-// TestScenarioFiveWithTwoDown: a five-replica cluster keeps committing with
-// two replicas down (q_rep 3, q_vc 3), and they catch up when back.
+// TestScenarioFiveWithTwoDown: a five-replica cluster (q_rep 3, q_vc 3)
+// keeps committing with two backups down, without a view change. Then one
+// of them comes back and the primary crashes: the three up make a
+// view-change quorum, elect another primary, and commit with two down again.
+// Finally everyone is back and catches up.
 func TestScenarioFiveWithTwoDown(t *testing.T) {
 	c := newScenario(t, 18, 5, 2)
 	primary := c.Primary()
+	view := primary.Replica().Metadata().View()
 	var down []*ReplicaNode
 	for _, n := range c.Replicas {
 		if n != primary && len(down) < 2 {
@@ -277,20 +426,43 @@ func TestScenarioFiveWithTwoDown(t *testing.T) {
 			down = append(down, n)
 		}
 	}
+	committed := c.Checker.Committed()
 	submitStreams(c.Clients[0], "f", 8)
 	submitStreams(c.Clients[1], "g", 8)
 	settleAll(t, c, 60*second)
-	// Lose the primary too: the three left still make a view-change quorum?
-	// No: with two down, the remaining two backups are below q_vc (3); bring
-	// one back first.
+	// Two registers and sixteen requests.
+	if got := c.Checker.Committed() - committed; got != 18 {
+		t.Fatalf("%d ops committed with two replicas down, want 18", got)
+	}
+	if c.Primary() != primary || primary.Replica().Metadata().View() != view || c.Probes["primary suspected"] != 0 {
+		t.Fatalf("the view changed with two backups down (view %d, %d suspicions)", primary.Replica().Metadata().View(), c.Probes["primary suspected"])
+	}
+
+	// With two down the two backups left are below q_vc: bring one back
+	// before the primary goes.
 	down[0].Restart()
 	primary.Crash()
+	committed = c.Checker.Committed()
 	submitStreams(c.Clients[0], "h", 4)
 	settleAll(t, c, 120*second)
+	p := c.Primary()
+	if p == nil || p == primary || p.Replica().Metadata().View() <= view {
+		t.Fatalf("no new primary in a view above %d after the primary crashed", view)
+	}
+	if got := c.Checker.Committed() - committed; got != 4 {
+		t.Fatalf("%d ops committed after the view change with two down, want 4", got)
+	}
+	if down[1].Up() || primary.Up() {
+		t.Fatal("the scenario lost its two down replicas")
+	}
+
 	for _, n := range c.Replicas {
 		n.Restart()
 	}
 	settleAll(t, c, 120*second)
+	if !c.CommittedEverywhere(c.Checker.Committed()) {
+		t.Fatal("not every replica caught up")
+	}
 	expectAllCommitted(t, c)
 }
 
