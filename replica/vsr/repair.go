@@ -11,6 +11,10 @@ type repairState struct {
 	peer     uint8
 	from, to uint64
 	attempts int
+	// accepted counts the frames of this request journaled: a reply whose
+	// frames were all rejected (or could not be checked) is no progress,
+	// and the next request goes to another peer.
+	accepted int
 	// waiting holds repaired frames whose identity cannot be checked yet
 	// (they arrive in ascending order, the chain is checked downwards).
 	waiting [][]byte
@@ -146,6 +150,7 @@ func (g *Group) sendRepairRequest(peer uint8, from, to uint64) {
 	g.repair.from, g.repair.to = from, to
 	g.repair.nonce = wire.U128{Lo: g.deps.Rand.Uint64(), Hi: g.deps.Rand.Uint64() | 1}
 	g.repair.waiting = g.repair.waiting[:0]
+	g.repair.accepted = 0
 	if !g.repairTimeout.running {
 		g.repairTimeout.start()
 	}
@@ -273,6 +278,7 @@ func (g *Group) acceptRepaired() {
 			}
 			g.op = max(g.op, x.Op)
 			g.timestampMax = max(g.timestampMax, x.Timestamp)
+			g.repair.accepted++
 			g.probe("prepare repaired")
 			if g.deps.Journal.Knowledge(x.Op) == KnowledgeHeader {
 				g.probe("corrupt slot repaired")
@@ -336,7 +342,7 @@ func (g *Group) onRepairReply(from uint8, h *wire.Header) {
 		g.probe("repair answered with RangeEvicted")
 		return // the RepairDone that follows ends the request
 	}
-	progressed := x.Op >= g.repair.from
+	progressed := g.repair.accepted > 0
 	g.repair.active = false
 	g.repair.waiting = g.repair.waiting[:0]
 	if progressed {
