@@ -33,6 +33,10 @@ func (m *metadataJournal) Durable(op uint64) bool               { return m.j.Dur
 func (m *metadataJournal) Header(op uint64) (wire.Header, bool) { return m.j.Header(op) }
 func (m *metadataJournal) Truncate(afterOp uint64)              { m.j.Truncate(afterOp) }
 
+// RetainedFrom is 1: until checkpoints exist the metadata journal never
+// reuses a slot (DEVIATIONS.md 18), so it never evicts an op.
+func (m *metadataJournal) RetainedFrom() uint64 { return 1 }
+
 func (m *metadataJournal) Knowledge(op uint64) vsr.Knowledge {
 	switch m.j.Knowledge(op) {
 	case journal.Held:

@@ -54,6 +54,12 @@ type Journal interface {
 	Header(op uint64) (wire.Header, bool)
 	// Knowledge says what the journal knows of op (for nacks).
 	Knowledge(op uint64) Knowledge
+	// RetainedFrom is the lowest op the journal can still serve: ops below
+	// it are evicted (a partition plane purges what it flushed to its
+	// segments; the metadata plane will drop what a checkpoint covers), so
+	// a repair asking for them is answered RangeEvicted. 1 for a journal
+	// that never evicts.
+	RetainedFrom() uint64
 	// Reconcile makes the durable journal agree with a canonical log the
 	// replica adopts in a new view, before that view's log_view is
 	// persisted: every op above head is durably forgotten (it was never part

@@ -364,6 +364,9 @@ type durableJournal struct {
 	// faulty: ops whose slot a test declared unreadable (a write torn by a
 	// crash): nothing is known of them, and the head reaches them.
 	faulty map[uint64]bool
+	// evicted: every op at or below it is no longer served (a test's model
+	// of a journal that dropped what a checkpoint covers).
+	evicted uint64
 }
 
 func newDurableJournal(r *replica) *durableJournal {
@@ -422,6 +425,8 @@ func (j *durableJournal) Append(frame []byte, done func()) {
 }
 
 func (j *durableJournal) Frame(op uint64) ([]byte, bool) { f, ok := j.frames[op]; return f, ok }
+
+func (j *durableJournal) RetainedFrom() uint64 { return j.evicted + 1 }
 
 func (j *durableJournal) Durable(op uint64) bool {
 	f, ok := j.frames[op]

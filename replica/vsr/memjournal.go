@@ -16,7 +16,10 @@ type MemJournal struct {
 	frames  map[uint64][]byte // only looked up, never iterated
 	durable map[uint64]bool   // ops whose latest append's done has run
 	head    uint64
-	state   wire.VsrState
+	// purged: every op at or below it is gone (Purge); RetainedFrom is
+	// purged+1.
+	purged uint64
+	state  wire.VsrState
 }
 
 // NewMemJournal returns an empty journal whose completions run through later.
@@ -67,8 +70,12 @@ func (j *MemJournal) Header(op uint64) (wire.Header, bool) {
 	return *wire.HeaderOf(f), true
 }
 
-// Knowledge: a memory journal either holds an op or never had it.
+// Knowledge: a memory journal either holds an op or never had it, except
+// below its purge floor, where it held the op and knows no more of it.
 func (j *MemJournal) Knowledge(op uint64) Knowledge {
+	if op <= j.purged {
+		return KnowledgeNone
+	}
 	if _, ok := j.frames[op]; ok {
 		return KnowledgeHeld
 	}
@@ -106,6 +113,23 @@ func (j *MemJournal) WriteState(s wire.VsrState, done func()) {
 
 // State returns the last state written.
 func (j *MemJournal) State() wire.VsrState { return j.state }
+
+// Purge forgets every op at or below throughOp, as a partition plane does
+// with prepares it flushed to its segment log. It must not reach above the
+// head; ops once purged are never served again (RetainedFrom).
+func (j *MemJournal) Purge(throughOp uint64) {
+	if throughOp > j.head {
+		panic(fmt.Sprintf("vsr: purging through op %d above the head %d", throughOp, j.head))
+	}
+	for op := j.purged + 1; op <= throughOp; op++ {
+		delete(j.frames, op)
+		delete(j.durable, op)
+	}
+	j.purged = max(j.purged, throughOp)
+}
+
+// RetainedFrom is the lowest op not purged.
+func (j *MemJournal) RetainedFrom() uint64 { return j.purged + 1 }
 
 // Head returns the highest op held.
 func (j *MemJournal) Head() uint64 { return j.head }

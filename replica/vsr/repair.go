@@ -179,27 +179,42 @@ func (g *Group) onRepairTimeout() {
 }
 
 // onRequestPrepares serves a repair: RepairPrepare frames in ascending op
-// order, stopping at the first op it cannot vouch for, then RepairDone.
+// order, stopping at the first op it cannot vouch for, then RepairDone. When
+// the front of the range is below the journal's retained floor it first
+// says so with RangeEvicted (op: the oldest op it retains, or one past the
+// range when it retains none of it, wire.md correction 0.3) and serves from
+// the floor.
 // A replica serves only ops it knows are canonical (applied, or matching the
 // view's headers), except during a view change, when the asker checks every
 // frame against headers it already has.
-func (g *Group) onRequestPrepares(from uint8, h *wire.Header) {
+func (g *Group) onRequestPrepares(asker uint8, h *wire.Header) {
 	var x wire.RequestPreparesHeader
 	x.Decode(h)
 	if x.Group != g.cfg.Group || g.status == StatusRecovering {
 		return
 	}
 	to := min(x.ToOp, max(g.commitMax, g.op))
-	last := x.FromOp - 1
+	first := x.FromOp
+	if retained := g.deps.Journal.RetainedFrom(); first < retained {
+		// The oldest op retained is also "one past the scanned range" when
+		// none of it is retained: max(from_op, retained, to_op+1) is
+		// retained whenever from_op < retained (wire.md correction 0.3).
+		g.probe("RangeEvicted sent")
+		evicted := wire.RepairRangeHeader{Prefix: wire.Prefix{Cluster: g.cfg.Cluster, Replica: g.cfg.Replica,
+			Command: wire.CommandRangeEvicted}, Nonce: x.Nonce, Op: retained, Group: g.cfg.Group}
+		g.deps.Out.Send(asker, wire.BuildFrame(&evicted, nil))
+		first = retained
+	}
+	last := first - 1 // after a RangeEvicted, retained_from - 1 when nothing is served
 	served := 0
-	for op := x.FromOp; op <= to && served < g.cfg.RepairChunkMax; op++ {
+	for op := first; op <= to && served < g.cfg.RepairChunkMax; op++ {
 		frame, ok := g.servable(op)
 		if !ok {
 			break
 		}
 		r := append([]byte(nil), frame...)
 		wire.ToRepairPrepare(r)
-		g.deps.Out.Send(from, r)
+		g.deps.Out.Send(asker, r)
 		last = op
 		served++
 	}
@@ -208,7 +223,7 @@ func (g *Group) onRequestPrepares(from uint8, h *wire.Header) {
 	}
 	done := wire.RepairRangeHeader{Prefix: wire.Prefix{Cluster: g.cfg.Cluster, Replica: g.cfg.Replica,
 		Command: wire.CommandRepairDone}, Nonce: x.Nonce, Op: last, Group: g.cfg.Group}
-	g.deps.Out.Send(from, wire.BuildFrame(&done, nil))
+	g.deps.Out.Send(asker, wire.BuildFrame(&done, nil))
 }
 
 // servable returns the frame to serve for op. The Normal primary serves only
