@@ -56,6 +56,7 @@ type vopr struct {
 	unexcused string
 
 	resetsByCause [network.ResetCauseCount]uint64
+	diskFaults    [3]uint64 // latent sectors, corrupt sectors, misdirected writes
 }
 
 // runVOPR is Run. hook, when set, sees the cluster once it is built and
@@ -580,6 +581,9 @@ func (v *vopr) finish() {
 	for _, rn := range c.Replicas {
 		s := rn.Device().Stats()
 		r.StorageFaults += s.LatentMarked + s.CorruptMarked + s.Misdirected
+		v.diskFaults[0] += s.LatentMarked
+		v.diskFaults[1] += s.CorruptMarked
+		v.diskFaults[2] += s.Misdirected
 		r.TornSectors += s.CrashTorn
 	}
 	for _, cl := range c.Clients {
@@ -640,7 +644,9 @@ func (v *vopr) faultProbes() {
 	}
 	count("clog", r.Clogs)
 	count("frame corrupted on the wire", r.Corruptions)
-	count("sector faulted on disk", r.StorageFaults)
+	count("latent sector error on disk", v.diskFaults[0])
+	count("sector corrupted on disk", v.diskFaults[1])
+	count("write misdirected on disk", v.diskFaults[2])
 	count("sector torn by a crash", r.TornSectors)
 	if r.ClockSkewNs >= 1_000_000 {
 		count("clock skew over 1 ms", 1)
