@@ -371,6 +371,9 @@ func (g *Group) merge() (*mergeResult, bool) {
 			}
 		}
 	}
+	if head < m.commitMax {
+		panic(fmt.Sprintf("vsr: view %d: the merge truncated the log to op %d, below commit_max %d: committed ops lost", g.view, head, m.commitMax))
+	}
 	if head-m.commitMax > uint64(wire.SuffixEntriesMax-1) {
 		panic(fmt.Sprintf("vsr: merged %d uncommitted ops", head-m.commitMax))
 	}
