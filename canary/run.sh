@@ -29,7 +29,7 @@ canary_retry_applied_twice      129 duplicate apply|non-linearizable reply
 canary_torn_trusted             129 corrupt body applied|replica panic
 canary_nack_corrupt             129 nack of an acknowledged op
 canary_apply_unchecked          129 committed op replaced|divergent commit|hash chain break|replica panic
-canary_truncate_without_quorum  129 committed op replaced|divergent commit|non-linearizable reply|replica panic
+canary_truncate_without_quorum  129 committed op lost|committed op replaced|divergent commit|non-linearizable reply|replica panic
 canary_repair_unchained         129 committed op replaced|divergent commit|hash chain break|replica panic
 canary_chain_unchecked          129 committed op replaced|divergent commit|hash chain break|replica panic
 canary_heartbeat_reset          128 the core kept changing views after it converged

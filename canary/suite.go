@@ -110,7 +110,7 @@ func Suite() []Canary {
 			Site:    "replica/vsr/viewchange.go merge",
 			Breaks:  "a view change truncates an op on q_nack-1 nacks",
 			Outcome: sim.Correctness,
-			Expect:  []string{"committed op replaced", "divergent commit", "non-linearizable reply", "replica panic"},
+			Expect:  []string{"committed op lost", "committed op replaced", "divergent commit", "non-linearizable reply", "replica panic"},
 		},
 		{
 			Tag:     "canary_repair_unchained",

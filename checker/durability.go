@@ -24,6 +24,13 @@ type Disks interface {
 	// misdirected (a fault the atlas allows): what r was told it wrote there
 	// may never have landed, so its disk may break what r promised.
 	Misdirected(r uint8, op uint64) bool
+	// HoldsPrepare reports whether replica r's disk durably holds op's
+	// prepare with identity id, whatever its header copy says (a torn
+	// rewrite of a header copy is repaired at recovery).
+	HoldsPrepare(r uint8, op uint64, id wire.U128) bool
+	// Faultable reports whether the fault atlas lets r's disk fault op's
+	// journal slot (latent errors, corruption, misdirects).
+	Faultable(r uint8, op uint64) bool
 }
 
 // SetDisks lets the checker read the replicas' durable images.
@@ -203,6 +210,35 @@ func (c *Checker) committedNacks(op uint64) {
 		c.checkNack(op, rec)
 		if c.violation != nil {
 			return
+		}
+	}
+}
+
+// AuditDurability checks every replica's disk for the committed ops it
+// acknowledged: each must still hold the prepare durably, unless the atlas
+// lets that disk fault the slot or a write to it was misdirected. A
+// replica's acknowledgement was checked durable when it was sent, a
+// committed op is never truncated and a slot is never reused (the journal
+// does not wrap yet), so a missing one was lost by the replica: a lost
+// write. The harness calls it at the end of each phase (it reads every
+// acknowledged slot). Replicas are checked in order, ops from 1.
+func (c *Checker) AuditDurability(nowNs int64) {
+	c.nowNs = nowNs
+	if c.violation != nil || c.disks == nil {
+		return
+	}
+	for r := range uint8(c.replicas) {
+		for op := uint64(1); op <= uint64(len(c.canon)); op++ {
+			id, ok := c.acks[ackKey{r, op}]
+			want := c.canon[op-1].header.Checksum()
+			if !ok || id != want || c.disks.Faultable(r, op) || c.disks.Misdirected(r, op) {
+				continue
+			}
+			if !c.disks.HoldsPrepare(r, op, id) {
+				c.fail(Violation{Name: CommittedOpLost, Replicas: []uint8{r}, Ops: []uint64{op},
+					Detail: fmt.Sprintf("replica %d acknowledged op %d (%s), which is committed, and its disk no longer holds it, though no fault may touch that slot", r, op, id)})
+				return
+			}
 		}
 	}
 }

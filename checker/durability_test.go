@@ -15,6 +15,7 @@ type fakeDisks struct {
 	held       map[slotKey]wire.U128
 	view       map[uint8][2]uint32 // view, log_view
 	misdirects map[slotKey]bool
+	faultable  map[slotKey]bool
 }
 
 type slotKey struct {
@@ -23,7 +24,8 @@ type slotKey struct {
 }
 
 func newFakeDisks() *fakeDisks {
-	return &fakeDisks{held: map[slotKey]wire.U128{}, view: map[uint8][2]uint32{}, misdirects: map[slotKey]bool{}}
+	return &fakeDisks{held: map[slotKey]wire.U128{}, view: map[uint8][2]uint32{}, misdirects: map[slotKey]bool{},
+		faultable: map[slotKey]bool{}}
 }
 
 func (d *fakeDisks) HoldsAcknowledged(r uint8, op uint64, id wire.U128) bool {
@@ -37,6 +39,12 @@ func (d *fakeDisks) DurableView(r uint8) (uint32, uint32, error) {
 }
 
 func (d *fakeDisks) Misdirected(r uint8, op uint64) bool { return d.misdirects[slotKey{r, op}] }
+
+func (d *fakeDisks) HoldsPrepare(r uint8, op uint64, id wire.U128) bool {
+	return d.HoldsAcknowledged(r, op, id)
+}
+
+func (d *fakeDisks) Faultable(r uint8, op uint64) bool { return d.faultable[slotKey{r, op}] }
 
 // persist makes every replica's disk hold view (as view and log_view) and
 // every prepare of the log.
@@ -224,6 +232,51 @@ func TestNackOfAcknowledged(t *testing.T) {
 			}
 			v := wantViolation(t, f, tc.want)
 			if !slices.Equal(v.Replicas, []uint8{1}) || !slices.Equal(v.Ops, []uint64{p.op()}) {
+				t.Fatalf("evidence %v %v", v.Replicas, v.Ops)
+			}
+		})
+	}
+}
+
+// TestCommittedOpLost: a replica whose disk no longer holds a committed op
+// it acknowledged lost a write, unless its disk may fault that slot or a
+// write to it was misdirected; an op it never acknowledged, or acknowledged
+// as a prepare that was not committed, is not its to keep.
+func TestCommittedOpLost(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		ack, lose         bool
+		faultable, missed bool
+		want              string
+	}{
+		{"kept", true, false, false, false, ""},
+		{"lost", true, true, false, false, checker.CommittedOpLost},
+		{"lost on a slot the atlas lets it fault", true, true, true, false, ""},
+		{"lost after a misdirected write", true, true, false, true, ""},
+		{"never acknowledged", false, true, false, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, cls := started(t, 3, 1)
+			d := newFakeDisks()
+			f.c.SetDisks(d)
+			p := f.propose(f.invoke(cls[0], createStream("a")))
+			d.persist(f, 0)
+			if tc.ack {
+				f.c.Sent(f.tick(), 2, prepareOk(0, 2, p))
+			}
+			f.commitAll()
+			k := slotKey{2, p.op()}
+			if tc.lose {
+				delete(d.held, k)
+			}
+			d.faultable[k], d.misdirects[k] = tc.faultable, tc.missed
+			f.c.AuditDurability(f.tick())
+			if tc.want == "" {
+				wantPass(t, f)
+				return
+			}
+			v := wantViolation(t, f, tc.want)
+			if !slices.Equal(v.Replicas, []uint8{2}) || !slices.Equal(v.Ops, []uint64{p.op()}) {
 				t.Fatalf("evidence %v %v", v.Replicas, v.Ops)
 			}
 		})

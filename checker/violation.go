@@ -24,6 +24,7 @@ const (
 	AckedBeforeDurable   = "acknowledged before durable" // a PrepareOk (or a primary's own ack) for a prepare its disk does not hold
 	SentBeforeDurable    = "sent before durable"         // a message implying a view (log_view) its disk would not restart in
 	NackOfAcknowledged   = "nack of an acknowledged op"  // a DoViewChange nacked an op its sender acknowledged, and the op is committed
+	CommittedOpLost      = "committed op lost"           // a replica's disk lost a committed prepare it acknowledged (lost write)
 )
 
 // Violation is one broken invariant with its evidence.

@@ -41,6 +41,12 @@ func (d *clusterDisks) DurableView(r uint8) (view, logView uint32, err error) {
 	return s.View, s.LogView, err
 }
 
+// HoldsPrepare implements checker.Disks.
+func (d *clusterDisks) HoldsPrepare(r uint8, op uint64, id wire.U128) bool {
+	s := journal.InspectSlot(d.cfg[r], op, d.dev(r).PeekDurable)
+	return s.Class == journal.ClassClean && s.Op == op && s.Prepare.ID == id
+}
+
 // Misdirected implements checker.Disks.
 func (d *clusterDisks) Misdirected(r uint8, op uint64) bool {
 	slot := op % d.cfg[r].SlotCount
@@ -52,8 +58,8 @@ func (d *clusterDisks) Misdirected(r uint8, op uint64) bool {
 	return false
 }
 
-// Faultable reports whether the atlas lets replica r's disk fault op's
-// journal slot (the header and prepare zones share their sets).
+// Faultable implements checker.Disks: the header and prepare zones share
+// their sets in the atlas.
 func (d *clusterDisks) Faultable(r uint8, op uint64) bool {
 	return d.c.Atlas.Granted(int32(r), d.headers, op%d.cfg[r].SlotCount)
 }

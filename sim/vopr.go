@@ -212,7 +212,8 @@ func (v *vopr) safety() bool {
 			return false
 		}
 	}
-	return true
+	v.c.Checker.AuditDurability(v.c.Loop.Now())
+	return !v.violated()
 }
 
 func (v *vopr) violated() bool {
@@ -288,6 +289,10 @@ func (v *vopr) liveness() {
 			v.res.Probes["liveness: the core changed view after it converged"]++
 		}
 		if verdict == settleSettled {
+			v.c.Checker.AuditDurability(v.c.Loop.Now())
+			if v.violated() {
+				return
+			}
 			v.res.Liveness = LivenessConverged
 			return
 		}
@@ -298,6 +303,11 @@ func (v *vopr) liveness() {
 		if v.violated() {
 			return
 		}
+	}
+	// A lost write is a correctness failure, whatever the stall it caused.
+	v.c.Checker.AuditDurability(v.c.Loop.Now())
+	if v.violated() {
+		return
 	}
 	if !s.ever {
 		if why := v.explain(); why != "" {
