@@ -36,6 +36,9 @@ type Profile struct {
 	FrameSizeMax       uint32 // message_bus.max_message_size, and the largest prepare journaled
 	SectorSize         int    // the device's sector size
 	Timeouts           vsr.Timeouts
+	// RepairAnyPeer: see vsr.Config; off in both profiles, a simulator
+	// knob.
+	RepairAnyPeer bool
 }
 
 // SimulationProfile is the small profile the simulator runs: short queues
@@ -114,7 +117,7 @@ func (c *Config) vsrConfig() vsr.Config {
 	return vsr.Config{
 		Cluster: c.Cluster(), Group: wire.MetadataGroup, Replica: c.Replica, ReplicaCount: c.ReplicaCount,
 		PipelineMax: p.PipelineMax, RequestQueueMax: p.RequestQueueMax, RepairChunkMax: p.RepairChunkMax,
-		JournalSlots: p.JournalSlots, Timeouts: p.Timeouts,
+		JournalSlots: p.JournalSlots, Timeouts: p.Timeouts, RepairAnyPeer: p.RepairAnyPeer,
 	}
 }
 

@@ -58,6 +58,10 @@ type Options struct {
 	// Replica handshake.
 	Auth           bool
 	RotationWindow bool // replicas hold the old and new secret in both orders, as mid-rotation
+
+	// Legal protocol variations (FoundationDB's BUGGIFY, for paths a
+	// correct replica rarely takes).
+	RepairAnyPeer bool // backups send half their first repair requests to a random peer (vsr.Config)
 }
 
 // Swarm draws every knob from the seed, so different seeds explore
@@ -115,6 +119,9 @@ func Swarm(seed uint64) Options {
 	// and its sync, where "acknowledged before durable" bugs live (DESIGN.md,
 	// "crash at any moment, more likely while I/O is in flight").
 	o.CrashIOFactor = math.Round(10 * math.Pow(100, r.Float64()))
+	// After it, for the same reason. A quarter of the seeds repair from any
+	// peer, so a repaired prepare is checked by the hash chain often.
+	o.RepairAnyPeer = r.IntN(4) == 0
 	return o
 }
 
@@ -205,6 +212,7 @@ func (o *Options) Fields() []Field {
 		{"pause-ticks", i(int64(o.PauseMeanTicks))},
 		{"clock-offset-ns", i(o.ClockOffsetMaxNs)}, {"clock-drift-ppb", i(o.ClockDriftMaxPPB)},
 		{"auth", strconv.FormatBool(o.Auth)}, {"rotation", strconv.FormatBool(o.RotationWindow)},
+		{"repair-any-peer", strconv.FormatBool(o.RepairAnyPeer)},
 	}
 }
 

@@ -115,6 +115,8 @@ func TestSwarmTakesEveryValue(t *testing.T) {
 		value{"auth off", func(o *Options) bool { return !o.Auth }},
 		value{"auth on with a rotation window", func(o *Options) bool { return o.Auth && o.RotationWindow }},
 		value{"auth on without a rotation window", func(o *Options) bool { return o.Auth && !o.RotationWindow }},
+		value{"repair from any peer", func(o *Options) bool { return o.RepairAnyPeer }},
+		value{"repair from the primary first", func(o *Options) bool { return !o.RepairAnyPeer }},
 	)
 	for _, v := range values {
 		if n := count(v.pred); n == 0 {

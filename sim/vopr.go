@@ -21,6 +21,7 @@ func clusterOptions(o Options) ClusterOptions {
 	c := DefaultClusterOptions(o.Seed, o.Replicas, o.Clients)
 	c.Requests = o.Requests
 	c.Auth, c.RotationWindow = o.Auth, o.RotationWindow
+	c.Profile.RepairAnyPeer = o.RepairAnyPeer
 	c.ClockOffsetMaxNs, c.ClockDriftMaxPPB = o.ClockOffsetMaxNs, o.ClockDriftMaxPPB
 	n := network.DefaultOptions()
 	n.DelayMinNs, n.DelayMeanNs = o.DelayMinNs, o.DelayMeanNs

@@ -60,6 +60,7 @@ var knobs = []knob{
 	{"clock-drift-ppb", false, func(o *sim.Options) any { return &o.ClockDriftMaxPPB }, "largest clock drift (0..1000000)"},
 	{"auth", false, func(o *sim.Options) any { return &o.Auth }, "replica handshake authentication"},
 	{"rotation", false, func(o *sim.Options) any { return &o.RotationWindow }, "replicas hold two secrets, as mid-rotation (needs -auth)"},
+	{"repair-any-peer", false, func(o *sim.Options) any { return &o.RepairAnyPeer }, "backups send half their first repair requests to a random peer"},
 }
 
 // parseKnob reads s as the value of k's field: the value to store (of the

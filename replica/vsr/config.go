@@ -25,6 +25,13 @@ type Config struct {
 	// primary never proposes an op that would reuse a slot (backpressure),
 	// because every op may still be needed to rebuild a restarted replica.
 	JournalSlots uint64
+	// RepairAnyPeer: a Normal backup sends half of its first repair
+	// requests to a peer drawn at random instead of its primary. Legal (a
+	// frame from anyone but the primary is checked against the view's
+	// headers and the hash chain) and off in production; the simulator turns
+	// it on for some seeds, so that the chain check of repaired prepares
+	// runs, which it otherwise reaches only after a stalled request.
+	RepairAnyPeer bool
 
 	Timeouts Timeouts
 }

@@ -50,7 +50,11 @@ func (g *Group) requestRepair() {
 	// are canonical, so its frames need no other check); after a stall it
 	// asks the others in turn and checks their frames by the hash chain.
 	peer := g.Primary()
-	if g.IsPrimary() || g.status == StatusViewChange || g.repair.attempts > 0 {
+	anyPeer := g.cfg.RepairAnyPeer && !g.IsPrimary() && g.status == StatusNormal && g.deps.Rand.IntN(2) == 0
+	if anyPeer && g.cfg.ReplicaCount > 2 {
+		// Any replica but ourselves: the primary stays one choice of several.
+		peer = (g.cfg.Replica + 1 + uint8(g.deps.Rand.IntN(int(g.cfg.ReplicaCount)-1))) % g.cfg.ReplicaCount
+	} else if g.IsPrimary() || g.status == StatusViewChange || g.repair.attempts > 0 {
 		peer = g.repairPeer(lo)
 		if peer == g.cfg.Replica {
 			return

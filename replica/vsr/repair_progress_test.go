@@ -45,3 +45,51 @@ func TestRejectedRepairIsNoProgress(t *testing.T) {
 		t.Fatal("r2 holds another op 1 than the cluster committed")
 	}
 }
+
+// TestRepairAnyPeer: with RepairAnyPeer a backup sends some first repair
+// requests to a peer other than its primary and still repairs only the
+// canonical ops; without it, a first request always goes to the primary.
+func TestRepairAnyPeer(t *testing.T) {
+	for _, anyPeer := range []bool{false, true} {
+		toOthers := 0
+		for seed := uint64(40); seed < 60; seed++ {
+			c := newTunedCluster(t, 4, seed, func(cfg *Config) { cfg.RepairAnyPeer = anyPeer })
+			r2 := c.replicas[2]
+			commitEverywhere(t, c, 1, 3)
+			// A replica's random stream is seeded by its incarnation (not
+			// the cluster's seed): restart it a different number of times.
+			for range seed - 40 {
+				r2.crash()
+				r2.start(false)
+			}
+			r2.crash()
+			delete(r2.journal.durable, 2)
+			r2.start(false)
+			first := true
+			c.observe = func(m message) {
+				if m.from == 2 && wire.HeaderOf(m.frame).Command() == wire.CommandRequestPrepares && first {
+					first = false
+					if m.to != c.primary().id {
+						toOthers++
+					}
+				}
+			}
+			if !c.runUntil(400_000, func() bool { return r2.group.CommitMin() >= 3 }) {
+				c.dump()
+				t.Fatalf("any-peer %v seed %d: r2 never repaired op 2", anyPeer, seed)
+			}
+			if f, ok := r2.journal.Frame(2); !ok || wire.HeaderOf(f).Checksum() != c.canon[2] {
+				t.Fatalf("any-peer %v seed %d: r2 holds another op 2", anyPeer, seed)
+			}
+			if first {
+				t.Fatalf("any-peer %v seed %d: r2 repaired op 2 without a RequestPrepares", anyPeer, seed)
+			}
+		}
+		switch {
+		case !anyPeer && toOthers > 0:
+			t.Fatalf("without RepairAnyPeer, %d first requests went to another peer than the primary", toOthers)
+		case anyPeer && toOthers == 0:
+			t.Fatal("with RepairAnyPeer, every first request still went to the primary")
+		}
+	}
+}
