@@ -288,8 +288,12 @@ func (g *Group) acceptRepaired() {
 			}
 			g.repair.waiting[i] = nil
 			progress = true
-			if verdict == repairReject {
+			switch verdict {
+			case repairReject:
 				g.probe("repaired prepare rejected: not canonical")
+				continue
+			case repairHeld:
+				g.probe("repaired prepare dropped: already held")
 				continue
 			}
 			if _, known := g.canon[x.Op]; !known {
@@ -320,11 +324,12 @@ const (
 	repairWait repairVerdict = iota
 	repairAccept
 	repairReject
+	repairHeld // already applied or held with the canonical identity: a duplicate
 )
 
 func (g *Group) checkRepaired(op uint64, identity wire.U128) repairVerdict {
 	if op <= g.commitMin || g.holdsCanonical(op) {
-		return repairReject
+		return repairHeld
 	}
 	if c, ok := g.canon[op]; ok {
 		if c.Checksum() == identity {
@@ -335,6 +340,7 @@ func (g *Group) checkRepaired(op uint64, identity wire.U128) repairVerdict {
 	if above, ok := g.canon[op+1]; ok {
 		var p wire.PrepareHeader
 		p.Decode(&above)
+		g.probe("repaired prepare checked by the hash chain")
 		if canaryRepairUnchained && p.Parent != identity {
 			g.probe("canary: repaired prepare accepted off the hash chain") // canary_repair_unchained: parent not compared
 			return repairAccept
