@@ -45,6 +45,7 @@ type Checker struct {
 	// to commit.
 	disks        Disks
 	acks         map[ackKey]wire.U128    // looked up only
+	ackMax       []uint64                // per replica, the highest op in acks
 	nacks        map[uint64][]nackRecord // looked up only
 	nacksPending int
 
@@ -96,6 +97,7 @@ func New(n int) *Checker {
 		executed:    map[requestKey]uint64{},
 		model:       metadata.NewModel(),
 		acks:        map[ackKey]wire.U128{},
+		ackMax:      make([]uint64, n),
 		nacks:       map[uint64][]nackRecord{},
 	}
 	for i := range c.next {
@@ -187,6 +189,8 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 		c.sentView[r] = max(c.sentView[r], g.View)
 	case vsr.EventAcked:
 		c.ownAck(r, g)
+	case vsr.EventReconciled:
+		c.reconciled(r, g.Op)
 	case vsr.EventStatus:
 		c.note("replica %d is %v in view %d (log_view %d, op %d, commit %d)", r, g.Status, g.View, g.LogView, g.Op, g.Commit)
 		if c.restarted[r] {

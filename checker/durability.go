@@ -118,10 +118,23 @@ func (c *Checker) ownAck(r uint8, g vsr.Event) {
 	c.acknowledged(r, g.View, g.Op, g.Header.Checksum(), "its own acknowledgement")
 }
 
+// reconciled voids r's acknowledgements of every op above head: r adopted a
+// log that ends there and forgets the rest (vsr.EventReconciled). Such an
+// op may still be committed later, as the same prepare, by replicas that
+// kept it (a view r led may never have started), so without this r would
+// be held to an acknowledgement it has legitimately taken back.
+func (c *Checker) reconciled(r uint8, head uint64) {
+	for op := head + 1; op <= c.ackMax[r]; op++ {
+		delete(c.acks, ackKey{r, op})
+	}
+	c.ackMax[r] = min(c.ackMax[r], head)
+}
+
 // acknowledged records that r acknowledged op with identity id and checks
 // that the prepare is durable.
 func (c *Checker) acknowledged(r uint8, view uint32, op uint64, id wire.U128, what string) {
 	c.acks[ackKey{r, op}] = id
+	c.ackMax[r] = max(c.ackMax[r], op)
 	c.note("replica %d acknowledged op %d %s in view %d", r, op, id, view)
 	if c.disks == nil || c.disks.HoldsAcknowledged(r, op, id) || c.disks.Misdirected(r, op) {
 		return

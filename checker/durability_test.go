@@ -204,6 +204,7 @@ func TestNackOfAcknowledged(t *testing.T) {
 		{"acknowledged, committed after the nack", true, false, true, false, checker.NackOfAcknowledged},
 		{"acknowledged, never committed", true, false, false, false, ""},
 		{"acknowledged, slot misdirected", true, true, true, true, ""},
+		{"acknowledged, then forgotten by a reconcile", true, false, true, false, "forget"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, cls := started(t, 3, 1)
@@ -217,6 +218,10 @@ func TestNackOfAcknowledged(t *testing.T) {
 			}
 			if tc.ack {
 				f.c.Sent(f.tick(), 1, prepareOk(0, 1, p))
+			}
+			if tc.want == "forget" {
+				f.group(1, vsr.Event{Kind: vsr.EventReconciled, View: 1, Op: p.op() - 1})
+				tc.want = ""
 			}
 			if tc.commitBefore {
 				f.commit(0)
@@ -254,6 +259,7 @@ func TestCommittedOpLost(t *testing.T) {
 		{"lost on a slot the atlas lets it fault", true, true, true, false, ""},
 		{"lost after a misdirected write", true, true, false, true, ""},
 		{"never acknowledged", false, true, false, false, ""},
+		{"acknowledged, then forgotten by a reconcile", true, true, false, false, "forget"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, cls := started(t, 3, 1)
@@ -263,6 +269,12 @@ func TestCommittedOpLost(t *testing.T) {
 			d.persist(f, 0)
 			if tc.ack {
 				f.c.Sent(f.tick(), 2, prepareOk(0, 2, p))
+			}
+			if tc.want == "forget" {
+				// Replica 2 adopts a log that ends below the op (a view it
+				// leads that never starts); the others commit the op later.
+				f.group(2, vsr.Event{Kind: vsr.EventReconciled, View: 1, Op: p.op() - 1})
+				tc.want = ""
 			}
 			f.commitAll()
 			k := slotKey{2, p.op()}

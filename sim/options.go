@@ -89,7 +89,7 @@ func Swarm(seed uint64) Options {
 		PartitionProbability:     rate(0.005),
 		UnpartitionProbability:   0.005 + r.Float64()*0.05,
 		ClogProbability:          rate(0.0005),
-		ClogDurationMeanNs:       int64(r.IntN(5)+1) * 100_000_000,
+		ClogDurationMeanNs:       int64(r.IntN(50)+1) * 100_000_000, // 0.1 s to 5 s, as TigerBeetle
 		CorruptProbability:       rate(0.001),
 		ReadLatencyMeanNs:        10_000 + r.Int64N(500_000),
 		WriteLatencyMeanNs:       10_000 + r.Int64N(1_000_000),

@@ -46,7 +46,7 @@ func TestSwarmSpansEveryRange(t *testing.T) {
 		{"delay-min-ns", 0, 2_000_000, func(o *Options) float64 { return float64(o.DelayMinNs) }},
 		{"delay-mean-ns", 100_000, 10_100_000, func(o *Options) float64 { return float64(o.DelayMeanNs) }},
 		{"unpartition", 0.005, 0.055, func(o *Options) float64 { return o.UnpartitionProbability }},
-		{"clog-mean-ns", 100_000_000, 500_000_000, func(o *Options) float64 { return float64(o.ClogDurationMeanNs) }},
+		{"clog-mean-ns", 100_000_000, 5_000_000_000, func(o *Options) float64 { return float64(o.ClogDurationMeanNs) }},
 		{"read-latency-ns", 10_000, 510_000, func(o *Options) float64 { return float64(o.ReadLatencyMeanNs) }},
 		{"write-latency-ns", 10_000, 1_010_000, func(o *Options) float64 { return float64(o.WriteLatencyMeanNs) }},
 		{"sync-latency-ns", 100_000, 5_100_000, func(o *Options) float64 { return float64(o.SyncLatencyMeanNs) }},

@@ -115,6 +115,10 @@ const (
 	// acknowledgement of op (Header): the prepare must be durable, as for a
 	// backup's PrepareOk (which a checker sees on the wire).
 	EventAcked
+	// EventReconciled: this replica adopted a log whose head is Op and
+	// begins to forget every op above it, durably (Journal.Reconcile): its
+	// acknowledgements of those ops no longer stand.
+	EventReconciled
 )
 
 // Status is a replica's status in a group.
@@ -142,6 +146,8 @@ func (k EventKind) String() string {
 		return "prepared"
 	case EventAcked:
 		return "acked"
+	case EventReconciled:
+		return "reconciled"
 	}
 	return "event(?)"
 }

@@ -109,9 +109,10 @@ func (g *Group) pickPeer(set uint64) uint8 {
 }
 
 // missingRange returns the stretch to repair next. Where the identity of a
-// missing op is known or follows from the chain, the stretch ends at the
-// highest such op (the chain is checked downwards); otherwise (a backup
-// behind its primary) it starts at the lowest missing op.
+// missing op is known or follows from the chain, the stretch is the run of
+// missing ops that ends at the highest such op (the chain is checked
+// downwards); otherwise (a backup behind its primary) it starts at the
+// lowest missing op.
 func (g *Group) missingRange() (lo, hi uint64, ok bool) {
 	top := max(g.op, g.commitMax)
 	chunk := uint64(g.cfg.RepairChunkMax)
@@ -130,7 +131,15 @@ func (g *Group) missingRange() (lo, hi uint64, ok bool) {
 			continue
 		}
 		if _, known := g.canon[op]; known || g.chainKnown(op) {
-			return max(lowest, op+1-min(op, chunk)), op, true
+			// The stretch is the run of ops we lack that ends here: asking
+			// for ops we hold as well would let a server that lacks one of
+			// them stop there (it serves up to its first gap), short of the
+			// op we need, again and again.
+			lo := op
+			for lo > lowest && op-lo+1 < chunk && !g.holdsCanonical(lo-1) {
+				lo--
+			}
+			return lo, op, true
 		}
 		if op == lowest {
 			break

@@ -315,14 +315,13 @@ func (g *Group) merge() (*mergeResult, bool) {
 	if canaryTruncateWithoutQuorum {
 		qNack-- // canary_truncate_without_quorum: one nack short of a nack quorum
 	}
-	head := top
-	for ; head > m.commitMax; head-- {
-		h, known := canonicalAt(head)
+	nacksAt := func(op uint64) int {
+		h, known := canonicalAt(op)
 		nacks := 0
 		for _, d := range votes {
-			e, i, in := d.entry(head)
+			e, i, in := d.entry(op)
 			switch {
-			case d.op < head:
+			case d.op < op:
 				nacks++
 			case in && d.nack.Bit(i):
 				nacks++
@@ -330,10 +329,23 @@ func (g *Group) merge() (*mergeResult, bool) {
 				nacks++ // it holds another op here: it never prepared the canonical one
 			}
 		}
-		if nacks < qNack {
+		return nacks
+	}
+	head := top
+	for ; head > m.commitMax && nacksAt(head) >= qNack; head-- {
+		g.probe("view change truncated an op on a nack quorum")
+	}
+	// An op with a nack quorum was never committed, so no op above it was
+	// either (an op commits only after every op below it): the log ends
+	// below the lowest such op, even where an op above it has too few nacks
+	// to be truncated by itself. Keeping that op would wait forever for the
+	// body of the one below, which no voter holds (VOPR seed 815).
+	for op := m.commitMax + 1; op < head; op++ {
+		if nacksAt(op) >= qNack {
+			g.probe("view change truncated above an op with a nack quorum")
+			head = op - 1
 			break
 		}
-		g.probe("view change truncated an op on a nack quorum")
 	}
 	m.head = head
 	// The canonical votes' headers, from the head down as far as they
@@ -462,6 +474,7 @@ func (g *Group) reconcileThen(next func()) {
 	}
 	g.vc.reconciling = true
 	view := g.view
+	g.emit(Event{Kind: EventReconciled, View: g.view, Op: g.op})
 	g.deps.Journal.Reconcile(g.op, headers, func() {
 		g.vc.reconciling = false
 		if g.view != view {
@@ -630,6 +643,17 @@ func (g *Group) extendCanonDown() {
 		}
 		if f, held := g.deps.Journal.Frame(op - 1); held && wire.HeaderOf(f).Checksum() == p.Parent {
 			g.canon[op-1] = *wire.HeaderOf(f)
+			continue
+		}
+		// A slot that kept only the header (its body is lost or was never
+		// received) still names the op: the header whose identity is the
+		// parent is the canonical one, and the chain goes on below it.
+		// Without it, a replica knows no canonical identity below its own
+		// highest hole, cannot serve those ops as primary, and two replicas
+		// with holes in different ops wait on each other forever (VOPR seed
+		// 288).
+		if h, known := g.deps.Journal.Header(op - 1); known && h.Checksum() == p.Parent {
+			g.canon[op-1] = h
 		}
 	}
 }
