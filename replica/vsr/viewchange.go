@@ -338,7 +338,8 @@ func (g *Group) merge() (*mergeResult, bool) {
 	// An op with a nack quorum was never committed, so no op above it was
 	// either (an op commits only after every op below it): the log ends
 	// below the lowest such op, even where an op above it has too few nacks
-	// to be truncated by itself. Keeping that op would wait forever for the
+	// to be truncated by itself, as Iggy's merge does (consensus.md: it
+	// scans up from commit_max). Keeping that op would wait forever for the
 	// body of the one below, which no voter holds (VOPR seed 815).
 	for op := m.commitMax + 1; op < head; op++ {
 		if nacksAt(op) >= qNack {
