@@ -252,10 +252,11 @@ func (g *Group) countVote(v *dvcVote) {
 }
 
 // merge decides the new view's log from the votes (consensus.md, "DVC
-// merge"). The canonical votes are those of the highest log_view; scanning
-// down from their highest op, an op is truncated only when a nack quorum
-// proves it was never committed; the first op that survives is the head,
-// and every op below it down to commit_max must have a canonical header.
+// merge"). The canonical votes are those of the highest log_view; the log
+// ends below the lowest op above commit_max that a nack quorum proves was
+// never committed (and below the ops truncated from the top on their own
+// nack quorums); that is the head, and every op below it down to
+// commit_max must have a canonical header.
 func (g *Group) merge() (*mergeResult, bool) {
 	var votes []*dvcVote
 	for _, d := range g.vc.dvcs {
