@@ -362,6 +362,19 @@ func (g *Group) merge() (*mergeResult, bool) {
 	for op := head; op >= max(lowest, 1) && op > 0; op-- {
 		h, ok := canonicalAt(op)
 		if !ok {
+			// No canonical vote reports the op (a canonical voter's copy can
+			// be lost while the op above survives), but the op above names
+			// it as parent: a lower log_view's copy with that identity is
+			// the canonical one (consensus.md: lower-log_view headers count
+			// only if the entry above names them). Without it the view
+			// change would wait forever for a header it can know (VOPR seed
+			// 814).
+			h, ok = namedByAbove(votes, m.headers, op)
+			if ok {
+				g.probe("view change took a header the op above names")
+			}
+		}
+		if !ok {
 			if op > m.commitMax || op == head {
 				g.probe("view change waits for a header")
 				if g.allVoted() {
@@ -392,6 +405,23 @@ func (g *Group) merge() (*mergeResult, bool) {
 		panic(fmt.Sprintf("vsr: merged %d uncommitted ops", head-m.commitMax))
 	}
 	return m, true
+}
+
+// namedByAbove returns a vote's header for op whose identity is the parent
+// that the merged header of op+1 names, from votes of any log_view.
+func namedByAbove(votes []*dvcVote, merged map[uint64]wire.Header, op uint64) (wire.Header, bool) {
+	above, ok := merged[op+1]
+	if !ok {
+		return wire.Header{}, false
+	}
+	var p wire.PrepareHeader
+	p.Decode(&above)
+	for _, d := range votes {
+		if e, _, in := d.entry(op); in && !wire.IsBlank(&e) && e.Checksum() == p.Parent {
+			return e, true
+		}
+	}
+	return wire.Header{}, false
 }
 
 func (g *Group) allVoted() bool {
