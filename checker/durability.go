@@ -71,41 +71,26 @@ func (c *Checker) Sent(nowNs int64, from uint8, frame []byte) {
 	if c.violation != nil || len(frame) < wire.HeaderSize || int(from) >= c.replicas {
 		return
 	}
+	if group, ok := wire.GroupOf(frame); !ok || group != wire.MetadataGroup {
+		return
+	}
 	h := wire.HeaderOf(frame)
-	switch h.Command() {
+	switch view := h.View(); h.Command() {
 	case wire.CommandPrepareOk:
 		var x wire.PrepareOkHeader
 		x.Decode(h)
-		if x.Group != wire.MetadataGroup {
-			return
-		}
-		c.acknowledged(from, x.View, x.Op, x.PrepareChecksum, "PrepareOk")
-		c.durableView(from, "PrepareOk", x.View, x.View)
+		c.acknowledged(from, view, x.Op, x.PrepareChecksum, "PrepareOk")
+		c.durableView(from, "PrepareOk", view, view)
 	case wire.CommandCommit:
-		var x wire.CommitHeader
-		x.Decode(h)
-		if x.Group == wire.MetadataGroup {
-			c.durableView(from, "Commit", x.View, x.View)
-		}
-	case wire.CommandStartViewChange:
-		var x wire.StartViewChangeHeader
-		x.Decode(h)
-		if x.Group == wire.MetadataGroup {
-			c.durableView(from, "StartViewChange", x.View, 0)
-		}
+		c.durableView(from, "Commit", view, view)
 	case wire.CommandStartView:
-		var x wire.StartViewHeader
-		x.Decode(h)
-		if x.Group == wire.MetadataGroup {
-			c.durableView(from, "StartView", x.View, x.View)
-		}
+		c.durableView(from, "StartView", view, view)
+	case wire.CommandStartViewChange:
+		c.durableView(from, "StartViewChange", view, 0)
 	case wire.CommandDoViewChange:
 		var x wire.DoViewChangeHeader
 		x.Decode(h)
-		if x.Group != wire.MetadataGroup {
-			return
-		}
-		c.durableView(from, "DoViewChange", x.View, x.LogView)
+		c.durableView(from, "DoViewChange", view, x.LogView)
 		if c.violation == nil {
 			c.vote(from, &x, frame[wire.HeaderSize:])
 		}

@@ -57,6 +57,33 @@ func (d *fakeDisks) persist(f *fakeCluster, view uint32) {
 	}
 }
 
+// proposedOnDisks starts a history of three replicas and one registered
+// client with fake disks attached, proposes one CreateStream, and makes
+// every disk hold the log, in view 0.
+func proposedOnDisks(t *testing.T) (*fakeCluster, *fakeDisks, *prep) {
+	t.Helper()
+	f, cls := started(t, 3, 1)
+	d := newFakeDisks()
+	f.c.SetDisks(d)
+	p := f.propose(f.invoke(cls[0], createStream("a")))
+	d.persist(f, 0)
+	return f, d, p
+}
+
+// wantOutcome checks the history passes (want empty) or fails with the
+// violation want, naming replica r and op.
+func wantOutcome(t *testing.T, f *fakeCluster, want string, r uint8, op uint64) {
+	t.Helper()
+	if want == "" {
+		wantPass(t, f)
+		return
+	}
+	v := wantViolation(t, f, want)
+	if !slices.Equal(v.Replicas, []uint8{r}) || !slices.Equal(v.Ops, []uint64{op}) {
+		t.Fatalf("evidence %v %v, want replica %d op %d", v.Replicas, v.Ops, r, op)
+	}
+}
+
 func prepareOk(view uint32, from uint8, p *prep) []byte {
 	ok := wire.PrepareOkHeader{Prefix: wire.Prefix{View: view, Replica: from}, Parent: p.x.Parent,
 		PrepareChecksum: p.x.Checksum, Op: p.op(), Timestamp: p.x.Timestamp, Group: wire.MetadataGroup}
@@ -102,11 +129,7 @@ func TestAckedBeforeDurable(t *testing.T) {
 		{"not durable, write misdirected", false, true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, cls := started(t, 3, 1)
-			d := newFakeDisks()
-			f.c.SetDisks(d)
-			p := f.propose(f.invoke(cls[0], createStream("a")))
-			d.persist(f, 0)
+			f, d, p := proposedOnDisks(t)
 			if !tc.durable {
 				delete(d.held, slotKey{1, p.op()})
 			}
@@ -114,14 +137,7 @@ func TestAckedBeforeDurable(t *testing.T) {
 				d.misdirects[slotKey{1, p.op()}] = true
 			}
 			f.c.Sent(f.tick(), 1, prepareOk(0, 1, p))
-			if tc.want == "" {
-				wantPass(t, f)
-				return
-			}
-			v := wantViolation(t, f, tc.want)
-			if !slices.Equal(v.Replicas, []uint8{1}) || !slices.Equal(v.Ops, []uint64{p.op()}) {
-				t.Fatalf("evidence %v %v", v.Replicas, v.Ops)
-			}
+			wantOutcome(t, f, tc.want, 1, p.op())
 		})
 	}
 }
@@ -130,11 +146,7 @@ func TestAckedBeforeDurable(t *testing.T) {
 // promises what a PrepareOk does.
 func TestOwnAckBeforeDurable(t *testing.T) {
 	for _, durable := range []bool{true, false} {
-		f, cls := started(t, 3, 1)
-		d := newFakeDisks()
-		f.c.SetDisks(d)
-		p := f.propose(f.invoke(cls[0], createStream("a")))
-		d.persist(f, 0)
+		f, d, p := proposedOnDisks(t)
 		if !durable {
 			delete(d.held, slotKey{0, p.op()})
 		}
@@ -197,48 +209,36 @@ func TestNackOfAcknowledged(t *testing.T) {
 		commitBefore bool // the op is committed before the nack, else after
 		commit       bool // the op is committed at all
 		misdirect    bool
+		forget       bool // the replica then adopts a log ending below the op
 		want         string
 	}{
-		{"never acknowledged", false, false, true, false, ""},
-		{"acknowledged, committed before the nack", true, true, true, false, checker.NackOfAcknowledged},
-		{"acknowledged, committed after the nack", true, false, true, false, checker.NackOfAcknowledged},
-		{"acknowledged, never committed", true, false, false, false, ""},
-		{"acknowledged, slot misdirected", true, true, true, true, ""},
-		{"acknowledged, then forgotten by a reconcile", true, false, true, false, "forget"},
+		{"never acknowledged", false, false, true, false, false, ""},
+		{"acknowledged, committed before the nack", true, true, true, false, false, checker.NackOfAcknowledged},
+		{"acknowledged, committed after the nack", true, false, true, false, false, checker.NackOfAcknowledged},
+		{"acknowledged, never committed", true, false, false, false, false, ""},
+		{"acknowledged, slot misdirected", true, true, true, true, false, ""},
+		{"acknowledged, then forgotten by a reconcile", true, false, true, false, true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, cls := started(t, 3, 1)
-			d := newFakeDisks()
-			f.c.SetDisks(d)
-			base := f.applied
-			p := f.propose(f.invoke(cls[0], createStream("a")))
-			d.persist(f, 0)
+			f, d, p := proposedOnDisks(t)
 			if tc.misdirect {
 				d.misdirects[slotKey{1, p.op()}] = true
 			}
 			if tc.ack {
 				f.c.Sent(f.tick(), 1, prepareOk(0, 1, p))
 			}
-			if tc.want == "forget" {
+			if tc.forget {
 				f.group(1, vsr.Event{Kind: vsr.EventReconciled, View: 1, Op: p.op() - 1})
-				tc.want = ""
 			}
 			if tc.commitBefore {
 				f.commit(0)
 			}
 			d.view[1] = [2]uint32{1, 0}
-			f.c.Sent(f.tick(), 1, doViewChange(f, 1, 0, 1, base, p.op()))
+			f.c.Sent(f.tick(), 1, doViewChange(f, 1, 0, 1, p.op()-1, p.op()))
 			if tc.commit && !tc.commitBefore {
 				f.commit(0)
 			}
-			if tc.want == "" {
-				wantPass(t, f)
-				return
-			}
-			v := wantViolation(t, f, tc.want)
-			if !slices.Equal(v.Replicas, []uint8{1}) || !slices.Equal(v.Ops, []uint64{p.op()}) {
-				t.Fatalf("evidence %v %v", v.Replicas, v.Ops)
-			}
+			wantOutcome(t, f, tc.want, 1, p.op())
 		})
 	}
 }
@@ -252,29 +252,25 @@ func TestCommittedOpLost(t *testing.T) {
 		name              string
 		ack, lose         bool
 		faultable, missed bool
+		forget            bool // the replica then adopts a log ending below the op
 		want              string
 	}{
-		{"kept", true, false, false, false, ""},
-		{"lost", true, true, false, false, checker.CommittedOpLost},
-		{"lost on a slot the atlas lets it fault", true, true, true, false, ""},
-		{"lost after a misdirected write", true, true, false, true, ""},
-		{"never acknowledged", false, true, false, false, ""},
-		{"acknowledged, then forgotten by a reconcile", true, true, false, false, "forget"},
+		{"kept", true, false, false, false, false, ""},
+		{"lost", true, true, false, false, false, checker.CommittedOpLost},
+		{"lost on a slot the atlas lets it fault", true, true, true, false, false, ""},
+		{"lost after a misdirected write", true, true, false, true, false, ""},
+		{"never acknowledged", false, true, false, false, false, ""},
+		{"acknowledged, then forgotten by a reconcile", true, true, false, false, true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, cls := started(t, 3, 1)
-			d := newFakeDisks()
-			f.c.SetDisks(d)
-			p := f.propose(f.invoke(cls[0], createStream("a")))
-			d.persist(f, 0)
+			f, d, p := proposedOnDisks(t)
 			if tc.ack {
 				f.c.Sent(f.tick(), 2, prepareOk(0, 2, p))
 			}
-			if tc.want == "forget" {
+			if tc.forget {
 				// Replica 2 adopts a log that ends below the op (a view it
 				// leads that never starts); the others commit the op later.
 				f.group(2, vsr.Event{Kind: vsr.EventReconciled, View: 1, Op: p.op() - 1})
-				tc.want = ""
 			}
 			f.commitAll()
 			k := slotKey{2, p.op()}
@@ -283,14 +279,7 @@ func TestCommittedOpLost(t *testing.T) {
 			}
 			d.faultable[k], d.misdirects[k] = tc.faultable, tc.missed
 			f.c.AuditDurability(f.tick())
-			if tc.want == "" {
-				wantPass(t, f)
-				return
-			}
-			v := wantViolation(t, f, tc.want)
-			if !slices.Equal(v.Replicas, []uint8{2}) || !slices.Equal(v.Ops, []uint64{p.op()}) {
-				t.Fatalf("evidence %v %v", v.Replicas, v.Ops)
-			}
+			wantOutcome(t, f, tc.want, 2, p.op())
 		})
 	}
 }

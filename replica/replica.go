@@ -135,7 +135,7 @@ func (r *Replica) PeerClosed(c bus.ConnID) { r.bus.Closed(c) }
 // Deliver implements bus.Handler: a consensus frame from an established
 // peer, routed by group.
 func (r *Replica) Deliver(peer uint8, frame []byte) {
-	if group, ok := groupOf(frame); ok && group != wire.MetadataGroup {
+	if group, ok := wire.GroupOf(frame); ok && group != wire.MetadataGroup {
 		r.probe("frame for a partition group dropped (no partition planes yet)")
 		return
 	}
@@ -144,51 +144,6 @@ func (r *Replica) Deliver(peer uint8, frame []byte) {
 
 // Send implements vsr.Outbox over the bus.
 func (r *Replica) Send(to uint8, frame []byte) { r.bus.Send(to, frame) }
-
-// groupOf reads the group a consensus frame is addressed to; frames without
-// one (session forwarding) belong to the metadata plane.
-func groupOf(frame []byte) (uint64, bool) {
-	h := wire.HeaderOf(frame)
-	switch h.Command() {
-	case wire.CommandPrepare, wire.CommandRepairPrepare:
-		var x wire.PrepareHeader
-		x.Decode(h)
-		return x.Group, true
-	case wire.CommandPrepareOk:
-		var x wire.PrepareOkHeader
-		x.Decode(h)
-		return x.Group, true
-	case wire.CommandCommit:
-		var x wire.CommitHeader
-		x.Decode(h)
-		return x.Group, true
-	case wire.CommandStartViewChange:
-		var x wire.StartViewChangeHeader
-		x.Decode(h)
-		return x.Group, true
-	case wire.CommandDoViewChange:
-		var x wire.DoViewChangeHeader
-		x.Decode(h)
-		return x.Group, true
-	case wire.CommandStartView:
-		var x wire.StartViewHeader
-		x.Decode(h)
-		return x.Group, true
-	case wire.CommandRequestStartView:
-		var x wire.RequestStartViewHeader
-		x.Decode(h)
-		return x.Group, true
-	case wire.CommandRequestPrepares:
-		var x wire.RequestPreparesHeader
-		x.Decode(h)
-		return x.Group, true
-	case wire.CommandRepairDone, wire.CommandRangeEvicted:
-		var x wire.RepairRangeHeader
-		x.Decode(h)
-		return x.Group, true
-	}
-	return 0, false
-}
 
 // groupSink forwards the group's events.
 type groupSink struct{ r *Replica }
