@@ -17,31 +17,15 @@ import (
 // which nobody has (VOPR seed 815).
 func TestMergeTruncatesAboveANackQuorum(t *testing.T) {
 	c := newCluster(t, 3, 31)
-	r0, r1, r2 := c.replicas[0], c.replicas[1], c.replicas[2]
-	commitEverywhere(t, c, 1, 3)
-	c.block(link{0, 1}, link{0, 2})
-	proposeAt(t, r0, 4)
-	proposeAt(t, r0, 5)
-	c.settle()
-	f5, ok := r0.journal.Frame(5)
-	if !ok {
-		t.Fatal("the primary did not journal op 5")
-	}
-	r0.crash()
+	r1, r2 := c.replicas[1], c.replicas[2]
+	_, f5 := preparedAlone(t, c)
 	r1.crash()
-	r1.journal.durable[5] = f5
-	r1.journal.acked[5] = wire.HeaderOf(f5).Checksum()
-	c.unblockAll()
+	holdDurably(r1, f5)
 	r1.start(false)
 	if k := r1.journal.Knowledge(4); k != KnowledgeNever {
 		t.Fatalf("r1's knowledge of op 4 is %v, want never (provably unacknowledged)", k)
 	}
-	if !c.runUntil(400_000, func() bool {
-		return r1.group.Status() == StatusNormal && r2.group.Status() == StatusNormal && r1.group.View() == r2.group.View()
-	}) {
-		c.dump()
-		t.Fatalf("r1 and r2 never finished a view change (probes %v)", c.probes)
-	}
+	viewChangeOf(t, c, r1, r2)
 	for _, r := range []*replica{r1, r2} {
 		if r.group.Op() != 3 {
 			t.Fatalf("replica %d's head is op %d after the view change, want 3 (ops 4 and 5 truncated)", r.id, r.group.Op())
@@ -60,36 +44,18 @@ func TestMergeTruncatesAboveANackQuorum(t *testing.T) {
 // header no canonical vote carries (VOPR seed 814).
 func TestMergeTakesAHeaderTheOpAboveNames(t *testing.T) {
 	c := newCluster(t, 3, 32)
-	r0, r1, r2 := c.replicas[0], c.replicas[1], c.replicas[2]
-	commitEverywhere(t, c, 1, 3)
-	c.block(link{0, 1}, link{0, 2})
-	proposeAt(t, r0, 4)
-	proposeAt(t, r0, 5)
-	c.settle()
-	f4, ok4 := r0.journal.Frame(4)
-	f5, ok5 := r0.journal.Frame(5)
-	if !ok4 || !ok5 {
-		t.Fatal("the primary did not journal ops 4 and 5")
-	}
-	r0.crash()
+	r1, r2 := c.replicas[1], c.replicas[2]
+	f4, f5 := preparedAlone(t, c)
 	r1.crash()
 	r2.crash()
 	// r1: log_view 2, op 5 held, op 4 never acknowledged.
-	r1.journal.durable[5] = f5
-	r1.journal.acked[5] = wire.HeaderOf(f5).Checksum()
+	holdDurably(r1, f5)
 	r1.journal.durableState.View, r1.journal.durableState.LogView = 2, 2
 	// r2: log_view 0, op 4 held.
-	r2.journal.durable[4] = f4
-	r2.journal.acked[4] = wire.HeaderOf(f4).Checksum()
-	c.unblockAll()
+	holdDurably(r2, f4)
 	r1.start(false)
 	r2.start(false)
-	if !c.runUntil(400_000, func() bool {
-		return r1.group.Status() == StatusNormal && r2.group.Status() == StatusNormal && r1.group.View() == r2.group.View()
-	}) {
-		c.dump()
-		t.Fatalf("r1 and r2 never finished a view change (probes %v)", c.probes)
-	}
+	viewChangeOf(t, c, r1, r2)
 	holdsBoth := func() bool {
 		for _, r := range []*replica{r1, r2} {
 			for _, f := range [][]byte{f4, f5} {
@@ -112,15 +78,45 @@ func TestMergeTakesAHeaderTheOpAboveNames(t *testing.T) {
 		if r.group.Op() != 5 {
 			t.Fatalf("replica %d's head is %d, want 5", r.id, r.group.Op())
 		}
-		for op := uint64(4); op <= 5; op++ {
-			f, ok := r.journal.Frame(op)
-			want := f4
-			if op == 5 {
-				want = f5
-			}
-			if !ok || wire.HeaderOf(f).Checksum() != wire.HeaderOf(want).Checksum() {
-				t.Fatalf("replica %d does not hold op %d as the primary prepared it", r.id, op)
-			}
-		}
+	}
+}
+
+// preparedAlone commits ops 1..3 on every replica of c, then lets the
+// primary (replica 0) prepare ops 4 and 5 that reach nobody, and crashes it;
+// it returns the two prepares, for a test to plant where it wants them.
+func preparedAlone(t *testing.T, c *cluster) (f4, f5 []byte) {
+	t.Helper()
+	r0 := c.replicas[0]
+	commitEverywhere(t, c, 1, 3)
+	c.block(link{0, 1}, link{0, 2})
+	proposeAt(t, r0, 4)
+	proposeAt(t, r0, 5)
+	c.settle()
+	f4, ok4 := r0.journal.Frame(4)
+	f5, ok5 := r0.journal.Frame(5)
+	if !ok4 || !ok5 {
+		t.Fatal("the primary did not journal ops 4 and 5")
+	}
+	r0.crash()
+	c.unblockAll()
+	return f4, f5
+}
+
+// holdDurably plants frame in a crashed replica's journal as durable and
+// acknowledged, as a completed append would have left it.
+func holdDurably(r *replica, frame []byte) {
+	op := u64op(wire.HeaderOf(frame))
+	r.journal.durable[op] = frame
+	r.journal.acked[op] = wire.HeaderOf(frame).Checksum()
+}
+
+// viewChangeOf runs c until a and b are Normal in one view.
+func viewChangeOf(t *testing.T, c *cluster, a, b *replica) {
+	t.Helper()
+	if !c.runUntil(400_000, func() bool {
+		return a.group.Status() == StatusNormal && b.group.Status() == StatusNormal && a.group.View() == b.group.View()
+	}) {
+		c.dump()
+		t.Fatalf("replicas %d and %d never finished a view change (probes %v)", a.id, b.id, c.probes)
 	}
 }
