@@ -278,24 +278,16 @@ func (v *vopr) liveness() {
 	// The core must converge within the budget, and then settle (see
 	// settling).
 	s := settling{budgetTicks: v.o.LivenessTicksMax, settleTicks: v.settleTicks(), rotation: uint32(n)}
-	tick := 0
+	tick, verdict := 0, settleRunning
 	for ; ; tick++ {
 		converged, view := v.converged(), uint32(0)
 		if converged {
 			view = v.coreView()
 		}
 		changes := s.viewChanges
-		verdict := s.observe(tick, converged, view, v.maxCoreView())
+		verdict = s.observe(tick, converged, view, v.maxCoreView())
 		if s.viewChanges > changes {
 			v.res.Probes["liveness: the core changed view after it converged"]++
-		}
-		if verdict == settleSettled {
-			v.c.Checker.AuditDurability(v.c.Loop.Now())
-			if v.violated() {
-				return
-			}
-			v.res.Liveness = LivenessConverged
-			return
 		}
 		if verdict != settleRunning {
 			break
@@ -305,9 +297,14 @@ func (v *vopr) liveness() {
 			return
 		}
 	}
-	// A lost write is a correctness failure, whatever the stall it caused.
+	// A lost write is a correctness failure, settled or not, whatever stall
+	// it caused.
 	v.c.Checker.AuditDurability(v.c.Loop.Now())
 	if v.violated() {
+		return
+	}
+	if verdict == settleSettled {
+		v.res.Liveness = LivenessConverged
 		return
 	}
 	if !s.ever {
