@@ -21,8 +21,10 @@ type Disks interface {
 	// open with.
 	DurableView(r uint8) (view, logView uint32, err error)
 	// Misdirected reports whether a write to r's journal slot of op was ever
-	// misdirected (a fault the atlas allows): what r was told it wrote there
-	// may never have landed, so its disk may break what r promised.
+	// misdirected, or a misdirected write aimed elsewhere ever landed on it
+	// (faults the atlas allows): what r was told it wrote there may never
+	// have landed, or may have been overwritten since, so its disk may break
+	// what r promised.
 	Misdirected(r uint8, op uint64) bool
 	// HoldsPrepare reports whether replica r's disk durably holds op's
 	// prepare with identity id, whatever its header copy says (a torn

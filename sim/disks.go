@@ -51,7 +51,8 @@ func (d *clusterDisks) HoldsPrepare(r uint8, op uint64, id wire.U128) bool {
 func (d *clusterDisks) Misdirected(r uint8, op uint64) bool {
 	slot := op % d.cfg[r].SlotCount
 	for _, z := range []int{d.headers, d.prepares} {
-		if d.dev(r).Missed(d.c.Layout.ChunkStart(z, slot), d.c.Layout.Zone(z).ChunkSectors) {
+		first, count := d.c.Layout.ChunkStart(z, slot), d.c.Layout.Zone(z).ChunkSectors
+		if d.dev(r).Missed(first, count) || d.dev(r).Hit(first, count) {
 			return true
 		}
 	}

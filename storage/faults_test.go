@@ -216,8 +216,14 @@ func TestMisdirect(t *testing.T) {
 					if landed != target && !dev.Missed(target, w.count) {
 						t.Fatalf("replica %d: write to %d landed at %d, but Missed does not say so", replica, target, landed)
 					}
+					if landed != target && !dev.Hit(landed, w.count) {
+						t.Fatalf("replica %d: write to %d landed at %d, but Hit does not say so", replica, target, landed)
+					}
 					if !shouldMoveEver(atlas, replica, z, c, grantedInZone) && dev.Missed(target, w.count) {
 						t.Fatalf("replica %d: Missed reports a write to %d (zone %s chunk %d) that no misdirect may touch", replica, target, zone.Name, c)
+					}
+					if !shouldMoveEver(atlas, replica, z, c, grantedInZone) && dev.Hit(target, 1) {
+						t.Fatalf("replica %d: Hit reports a landing on %d (zone %s chunk %d) that no misdirect may touch", replica, target, zone.Name, c)
 					}
 					switch {
 					case !shouldMove && landed != target:

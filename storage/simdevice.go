@@ -227,6 +227,10 @@ type SimDevice struct {
 	// was told it wrote finds the answer here. Only looked up, never
 	// iterated; never cleared (a later write does not undo the lie).
 	missed map[uint64]struct{}
+	// hit holds every sector a misdirected write aimed elsewhere landed on
+	// (or, torn by a crash, may have): what was durable there was
+	// overwritten by no fault of the replica's. Like missed, never cleared.
+	hit map[uint64]struct{}
 }
 
 // completion is the device's loop event: one long-lived object, so that
@@ -412,8 +416,12 @@ func (d *SimDevice) Write(sector uint64, data []byte, done func(error)) {
 		if d.missed == nil {
 			d.missed = make(map[uint64]struct{})
 		}
+		if d.hit == nil {
+			d.hit = make(map[uint64]struct{})
+		}
 		for k := range count {
 			d.missed[sector+k] = struct{}{}
+			d.hit[s.sector+k] = struct{}{}
 		}
 	}
 	s.owned = append(s.owned[:0], data...)
@@ -847,6 +855,18 @@ func (d *SimDevice) PeekDurable(sector uint64, buf []byte) {
 func (d *SimDevice) Missed(first, count uint64) bool {
 	for k := range count {
 		if _, ok := d.missed[first+k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Hit reports whether a misdirected write aimed elsewhere ever landed on
+// any sector of [first, first+count), overwriting what was there. For
+// checkers; it draws nothing.
+func (d *SimDevice) Hit(first, count uint64) bool {
+	for k := range count {
+		if _, ok := d.hit[first+k]; ok {
 			return true
 		}
 	}
