@@ -59,8 +59,14 @@ func (n *Network) tickFaults(nowNs int64) (changed bool, hash uint64) {
 		sinceNs := nowNs - n.partitionChangedNs
 		if n.partitioned {
 			if sinceNs >= o.PartitionStabilityMinTicks*TickNs && n.rngPartition.Float64() < o.UnpartitionProbability {
-				n.setCuts(nil, false)
-				changed, hash = true, mix(hash, 1)
+				if o.RepartitionProbability > 0 && n.rngPartition.Float64() < o.RepartitionProbability {
+					n.stats.Repartitions++
+					n.setCuts(n.drawSide(), o.PartitionSymmetry == PartitionOneWay)
+					changed, hash = true, mix(hash, n.cutHash())
+				} else {
+					n.setCuts(nil, false)
+					changed, hash = true, mix(hash, 1)
+				}
 			}
 		} else if sinceNs >= o.UnpartitionStabilityMinTicks*TickNs && n.rngPartition.Float64() < o.PartitionProbability {
 			n.setCuts(n.drawSide(), o.PartitionSymmetry == PartitionOneWay)
@@ -84,32 +90,76 @@ func (n *Network) tickFaults(nowNs int64) (changed bool, hash uint64) {
 	return changed, hash
 }
 
-// drawSide draws one side of a random partition, by position in n.replicas:
-// for a one-way partition, the side that can send but not receive.
-func (n *Network) drawSide() []bool {
+// Labels of replicas in a partition (drawSide, setCuts).
+const (
+	sideRest   uint8 = iota // the other side
+	sideCut                 // this side: cut from the rest
+	sideBridge              // connected to both sides (PartitionBridge)
+)
+
+// drawSide draws a random partition, one label per replica by position in
+// n.replicas: sideCut on one side, sideRest on the other, sideBridge for a
+// bridge replica that both sides still reach. For a one-way partition, the
+// sideCut side can send but not receive.
+func (n *Network) drawSide() []uint8 {
 	r := len(n.replicas)
-	side := make([]bool, r)
+	side := make([]uint8, r)
 	rng := n.rngPartition
 	switch n.opts.PartitionMode {
 	case PartitionIsolateSingle:
-		side[rng.IntN(r)] = true
+		side[rng.IntN(r)] = sideCut
 	case PartitionUniformSize:
 		size := 1 + rng.IntN(r-1)
 		for _, i := range rng.Perm(r)[:size] {
-			side[i] = true
+			side[i] = sideCut
 		}
 	case PartitionUniformPartition:
 		k := 0
 		for i := range side {
 			if rng.IntN(2) == 0 {
-				side[i] = true
+				side[i] = sideCut
 				k++
 			}
 		}
 		if k == 0 || k == r {
 			// Never an empty side: move one replica across.
 			i := rng.IntN(r)
-			side[i] = !side[i]
+			side[i] ^= sideCut
+		}
+	case PartitionBridge:
+		if r < 3 {
+			// No bridge without two others to join: isolate one.
+			side[rng.IntN(r)] = sideCut
+			break
+		}
+		perm := rng.Perm(r)
+		side[perm[0]] = sideBridge
+		size := 1 + rng.IntN(r-2)
+		for _, i := range perm[1 : 1+size] {
+			side[i] = sideCut
+		}
+	case PartitionPrimary:
+		primary, known := -1, false
+		if n.primaryHint != nil {
+			if id, ok := n.primaryHint(); ok {
+				for i, x := range n.replicas {
+					if n.nodes[x].id == id {
+						primary, known = i, true
+					}
+				}
+			}
+		}
+		size := 1 + rng.IntN(max(1, (r-1)/2))
+		perm := rng.Perm(r)
+		if known {
+			for k, i := range perm {
+				if i == primary {
+					perm[0], perm[k] = perm[k], perm[0]
+				}
+			}
+		}
+		for _, i := range perm[:size] {
+			side[i] = sideCut
 		}
 	default:
 		panic("network: drawSide without a partition mode")
@@ -117,7 +167,9 @@ func (n *Network) drawSide() []bool {
 	if n.opts.PartitionSymmetry == PartitionOneWay && rng.IntN(2) == 0 {
 		// Either side may be the one that can only send.
 		for i := range side {
-			side[i] = !side[i]
+			if side[i] != sideBridge {
+				side[i] ^= sideCut
+			}
 		}
 	}
 	return side
@@ -127,7 +179,7 @@ func (n *Network) drawSide() []bool {
 // with side[i] are split from the rest, and paths into side are cut, and
 // paths out of it too unless oneWay. Directions stalled on paths no longer
 // cut resume.
-func (n *Network) setCuts(side []bool, oneWay bool) {
+func (n *Network) setCuts(side []uint8, oneWay bool) {
 	for _, a := range n.replicas {
 		for _, b := range n.replicas {
 			n.paths[a][b].cut = false
@@ -139,7 +191,7 @@ func (n *Network) setCuts(side []bool, oneWay bool) {
 		n.stats.Partitions++
 		for i, a := range n.replicas {
 			for j, b := range n.replicas {
-				if side[i] && !side[j] {
+				if side[i] == sideCut && side[j] == sideRest {
 					n.paths[b][a].cut = true // a cannot receive from b
 					n.paths[a][b].cut = !oneWay
 				}
@@ -257,6 +309,11 @@ func (n *Network) anyCut() bool {
 	return false
 }
 
+// SetPrimaryHint tells the network how to find the primary, for
+// PartitionPrimary: hint returns the replica the harness sees as primary,
+// if any. It must draw no randomness.
+func (n *Network) SetPrimaryHint(hint func() (NodeID, bool)) { n.primaryHint = hint }
+
 // Partition starts a scripted partition, replacing any other: the replicas
 // in side on one side, the other replicas on the other. Symmetric, it cuts
 // both directions; oneWay, side can send to the others but not receive from
@@ -264,7 +321,7 @@ func (n *Network) anyCut() bool {
 // tick heals it. Every node in side must be a replica, and neither side may
 // be empty.
 func (n *Network) Partition(side []NodeID, oneWay bool) {
-	in := make([]bool, len(n.replicas))
+	in := make([]uint8, len(n.replicas))
 	k := 0
 	for _, id := range side {
 		idx := n.lookup(id)
@@ -272,8 +329,8 @@ func (n *Network) Partition(side []NodeID, oneWay bool) {
 			panic(fmt.Sprintf("network: partition side holds client %d", id))
 		}
 		for i, r := range n.replicas {
-			if r == idx && !in[i] {
-				in[i] = true
+			if r == idx && in[i] == sideRest {
+				in[i] = sideCut
 				k++
 			}
 		}

@@ -81,6 +81,18 @@ const (
 	PartitionUniformSize
 	// PartitionUniformPartition: a coin flip per replica, never an empty side.
 	PartitionUniformPartition
+	// PartitionBridge: a partial partition. One replica, the bridge, still
+	// reaches every other; the rest split into two non-empty sides that
+	// cannot reach each other (Jepsen's "bridge" nemesis). A replica cut off
+	// from the primary can then still talk to replicas that follow it, and
+	// stay in an old view for as long as the partition lasts. With fewer
+	// than three replicas it isolates one.
+	PartitionBridge
+	// PartitionPrimary: a minority side that holds the primary (as the
+	// harness names it, SetPrimaryHint), which goes on taking requests it
+	// cannot commit while the majority elects a new one (Jepsen's "isolate
+	// the leader"). Without a primary it draws as PartitionUniformSize.
+	PartitionPrimary
 	partitionModeCount
 )
 
@@ -95,6 +107,10 @@ func (m PartitionMode) String() string {
 		return "uniform_size"
 	case PartitionUniformPartition:
 		return "uniform_partition"
+	case PartitionBridge:
+		return "bridge"
+	case PartitionPrimary:
+		return "primary"
 	}
 	return fmt.Sprintf("PartitionMode(%d)", uint8(m))
 }
@@ -163,6 +179,11 @@ type Options struct {
 	// UnpartitionProbability: per tick, while partitioned for at least
 	// PartitionStabilityMinTicks, the chance the partition heals.
 	UnpartitionProbability float64
+	// RepartitionProbability: when a partition heals, the chance that it is
+	// replaced at once by a newly drawn one instead (the network never
+	// becomes whole between them), so replicas that fell behind on one side
+	// meet a new majority without a chance to catch up.
+	RepartitionProbability float64
 	// PartitionStabilityMinTicks: a partition lasts at least this long.
 	PartitionStabilityMinTicks int64
 	// UnpartitionStabilityMinTicks: a healed network stays whole at least
@@ -229,7 +250,8 @@ func (o *Options) validate() {
 		p    float64
 	}{
 		{"ResetProbability", o.ResetProbability}, {"PartitionProbability", o.PartitionProbability},
-		{"UnpartitionProbability", o.UnpartitionProbability}, {"ClogProbability", o.ClogProbability},
+		{"UnpartitionProbability", o.UnpartitionProbability}, {"RepartitionProbability", o.RepartitionProbability},
+		{"ClogProbability", o.ClogProbability},
 		{"CorruptProbability", o.CorruptProbability},
 	} {
 		if !(p.p >= 0 && p.p <= 1) {
@@ -276,6 +298,8 @@ type Network struct {
 	// One generator per fault site, so the draws of one never shift another.
 	rngDelay, rngConnect, rngReset, rngTimeout *rand.Rand
 	rngPartition, rngClog, rngCorrupt          *rand.Rand
+
+	primaryHint func() (NodeID, bool)
 
 	nodes    []node
 	index    map[NodeID]int32 // lookup only, never iterated

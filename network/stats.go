@@ -116,6 +116,9 @@ type Stats struct {
 	Resets [ResetCauseCount]uint64
 	// Partitions: partitions started (random or scripted).
 	Partitions uint64
+	// Repartitions: random partitions that replaced another one without a
+	// heal between them (counted in Partitions too).
+	Repartitions uint64
 	// Clogs: paths clogged.
 	Clogs uint64
 }

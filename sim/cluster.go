@@ -91,6 +91,12 @@ func NewCluster(o ClusterOptions) *Cluster {
 	}
 	c := &Cluster{Options: o, Loop: kernel.NewLoop(), Streams: kernel.NewStreams(o.Seed), Probes: map[string]int{}}
 	c.Net = network.New(c.Loop, c.Streams, o.Network)
+	c.Net.SetPrimaryHint(func() (network.NodeID, bool) {
+		if p := c.Primary(); p != nil {
+			return network.NodeID(p.id), true
+		}
+		return 0, false
+	})
 	cfg0 := c.replicaConfig(0)
 	c.Layout = journal.Layout(cfg0.JournalConfig())
 	c.Atlas = storage.NewAtlas(c.Layout, o.Replicas, c.Streams.Stream("storage.atlas"),

@@ -32,6 +32,7 @@ type Options struct {
 	PartitionSymmetry       network.PartitionSymmetry
 	PartitionProbability    float64 // per tick
 	UnpartitionProbability  float64 // per tick
+	RepartitionProbability  float64 // per heal: a new partition replaces the old one at once
 	ClogProbability         float64 // per tick per path
 	ClogDurationMeanNs      int64
 	CorruptProbability      float64
@@ -122,6 +123,15 @@ func Swarm(seed uint64) Options {
 	// After it, for the same reason. A quarter of the seeds repair from any
 	// peer, so a repaired prepare is checked by the hash chain often.
 	o.RepairAnyPeer = r.IntN(4) == 0
+	// After it: a third of the seeds with partitions use a partial one (a
+	// bridge) or one that isolates the primary, and most seeds let a
+	// partition give way to the next without a heal between them, so
+	// replicas left behind on one side meet a new majority still behind
+	// (stale voters, lagging primaries: the view change's hard cases).
+	if o.PartitionMode != network.PartitionNone && r.IntN(3) == 0 {
+		o.PartitionMode = network.PartitionBridge + network.PartitionMode(r.IntN(2))
+	}
+	o.RepartitionProbability = rate(0.75)
 	return o
 }
 
@@ -158,7 +168,7 @@ func (o *Options) Check() error {
 		return fmt.Errorf("negative process knob")
 	case o.ClockOffsetMaxNs < 0 || o.ClockDriftMaxPPB < 0 || o.ClockDriftMaxPPB > 1_000_000:
 		return fmt.Errorf("clock knobs outside their range")
-	case o.PartitionMode > network.PartitionUniformPartition || o.PartitionSymmetry > network.PartitionOneWay:
+	case o.PartitionMode > network.PartitionPrimary || o.PartitionSymmetry > network.PartitionOneWay:
 		return fmt.Errorf("partition mode or symmetry out of range")
 	case o.RotationWindow && !o.Auth:
 		return fmt.Errorf("a rotation window needs auth")
@@ -170,7 +180,7 @@ func (o *Options) Check() error {
 		v    float64
 	}{
 		{"reset", o.ResetProbability}, {"partition", o.PartitionProbability}, {"unpartition", o.UnpartitionProbability},
-		{"clog", o.ClogProbability}, {"corrupt", o.CorruptProbability}, {"latent", o.LatentProbability},
+		{"repartition", o.RepartitionProbability}, {"clog", o.ClogProbability}, {"corrupt", o.CorruptProbability}, {"latent", o.LatentProbability},
 		{"corrupt-sector", o.CorruptSectorProbability}, {"misdirect", o.MisdirectProbability},
 		{"crash", o.CrashProbability}, {"pause", o.PauseProbability},
 	} {
@@ -200,6 +210,7 @@ func (o *Options) Fields() []Field {
 		{"reset", f(o.ResetProbability)}, {"partition-mode", partitionModeName(o.PartitionMode)},
 		{"partition-symmetry", partitionSymmetryName(o.PartitionSymmetry)},
 		{"partition", f(o.PartitionProbability)}, {"unpartition", f(o.UnpartitionProbability)},
+		{"repartition", f(o.RepartitionProbability)},
 		{"clog", f(o.ClogProbability)}, {"clog-mean-ns", i(o.ClogDurationMeanNs)},
 		{"corrupt", f(o.CorruptProbability)},
 		{"read-latency-ns", i(o.ReadLatencyMeanNs)}, {"write-latency-ns", i(o.WriteLatencyMeanNs)},
@@ -230,7 +241,7 @@ func (o *Options) String() string {
 
 // PartitionModeNames and PartitionSymmetryNames name the modes as flags take them.
 var (
-	partitionModeNames     = []string{"none", "isolate-single", "uniform-size", "uniform-partition"}
+	partitionModeNames     = []string{"none", "isolate-single", "uniform-size", "uniform-partition", "bridge", "primary"}
 	partitionSymmetryNames = []string{"symmetric", "one-way"}
 )
 

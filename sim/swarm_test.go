@@ -102,7 +102,7 @@ func TestSwarmTakesEveryValue(t *testing.T) {
 	for r := 1; r <= 6; r++ {
 		values = append(values, value{"replicas=" + string(rune('0'+r)), func(o *Options) bool { return o.Replicas == r }})
 	}
-	for m := network.PartitionNone; m <= network.PartitionUniformPartition; m++ {
+	for m := network.PartitionNone; m <= network.PartitionPrimary; m++ {
 		values = append(values, value{"partition-mode=" + partitionModeName(m), func(o *Options) bool { return o.PartitionMode == m }})
 	}
 	for s := network.PartitionSymmetric; s <= network.PartitionOneWay; s++ {
@@ -159,6 +159,7 @@ func TestSwarmFaultRatesAreSometimesOff(t *testing.T) {
 		{"misdirect", 0.005, func(o *Options) float64 { return o.MisdirectProbability }},
 		{"crash", 0.0005, func(o *Options) float64 { return o.CrashProbability }},
 		{"pause", 0.0002, func(o *Options) float64 { return o.PauseProbability }},
+		{"repartition", 0.75, func(o *Options) float64 { return o.RepartitionProbability }},
 	}
 	for _, tc := range cases {
 		off, high := 0, 0.0

@@ -28,6 +28,7 @@ func clusterOptions(o Options) ClusterOptions {
 	n.ResetProbability = o.ResetProbability
 	n.PartitionMode, n.PartitionSymmetry = o.PartitionMode, o.PartitionSymmetry
 	n.PartitionProbability, n.UnpartitionProbability = o.PartitionProbability, o.UnpartitionProbability
+	n.RepartitionProbability = o.RepartitionProbability
 	n.PartitionStabilityMinTicks, n.UnpartitionStabilityMinTicks = 100, 50
 	n.ClogProbability, n.ClogDurationMeanNs = o.ClogProbability, o.ClogDurationMeanNs
 	n.CorruptProbability = o.CorruptProbability
@@ -57,6 +58,7 @@ type vopr struct {
 	unexcused string
 
 	resetsByCause [network.ResetCauseCount]uint64
+	repartitions  uint64    // partitions that replaced another without a heal
 	diskFaults    [3]uint64 // latent sectors, corrupt sectors, misdirected writes
 }
 
@@ -581,6 +583,7 @@ func (v *vopr) finish() {
 	r.Partitions, r.Clogs, r.Corruptions = ns.Partitions, ns.Clogs, ns.FramesCorrupted
 	r.Resets = ns.ResetsTotal() - ns.Resets[network.ResetDown]
 	v.resetsByCause = ns.Resets
+	v.repartitions = ns.Repartitions
 	r.Frames = ns.FramesSent
 	r.FramesByCommand = map[string]uint64{}
 	for _, s := range c.Net.CommandStats() {
@@ -647,6 +650,7 @@ func (v *vopr) faultProbes() {
 	count("restart", r.Restarts)
 	count("pause", r.Pauses)
 	count(fmt.Sprintf("partition %s %s", partitionModeName(v.o.PartitionMode), partitionSymmetryName(v.o.PartitionSymmetry)), r.Partitions)
+	count("partition replaced by another without a heal", v.repartitions)
 	for _, cause := range []network.ResetCause{network.ResetRandom, network.ResetTimeout, network.ResetOverflow} {
 		count("connection reset ("+cause.String()+")", v.resetsByCause[cause])
 	}

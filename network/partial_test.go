@@ -1,0 +1,210 @@
+package network_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/iggy-vopr/vopr/network"
+)
+
+// cutsOf returns, per replica, whether any path from or to it is cut.
+func cutsOf(w *world, r int) []bool {
+	touched := make([]bool, r)
+	for a := range r {
+		for b := range r {
+			if w.net.Cut(network.NodeID(a), network.NodeID(b)) {
+				touched[a], touched[b] = true, true
+			}
+		}
+	}
+	return touched
+}
+
+// TestBridgePartitions: a bridge partition leaves exactly one replica with
+// no cut path, and splits the others into two non-empty groups with every
+// path between the groups cut (one way or both, as the symmetry says) and
+// none within a group.
+func TestBridgePartitions(t *testing.T) {
+	for _, sym := range []network.PartitionSymmetry{network.PartitionSymmetric, network.PartitionOneWay} {
+		for _, replicas := range []int{3, 4, 5, 6} {
+			t.Run(fmt.Sprintf("%v/replicas=%d", sym, replicas), func(t *testing.T) {
+				o := quietOptions()
+				o.PartitionMode, o.PartitionSymmetry = network.PartitionBridge, sym
+				o.PartitionProbability, o.UnpartitionProbability = 0.3, 0.2
+				o.PartitionStabilityMinTicks, o.UnpartitionStabilityMinTicks = 6, 3
+				w := newWorld(t, 11, o, replicas, 1)
+				partitions := 0
+				bridges := make([]int, replicas)
+				wasPartitioned := false
+				startProbe(w, func(nowNs int64) {
+					p := w.net.Partitioned()
+					if !p || wasPartitioned {
+						wasPartitioned = p
+						return
+					}
+					wasPartitioned = true
+					partitions++
+					touched := cutsOf(w, replicas)
+					bridge := -1
+					for r, c := range touched {
+						if !c {
+							if bridge >= 0 {
+								t.Fatalf("replicas %d and %d both reach everyone: not a bridge partition", bridge, r)
+							}
+							bridge = r
+						}
+					}
+					if bridge < 0 {
+						t.Fatal("no replica bridges the partition")
+					}
+					bridges[bridge]++
+					// Group the others by the first one: cut from it means the other group.
+					first := -1
+					group := make([]int, replicas)
+					for r := range replicas {
+						if r == bridge {
+							continue
+						}
+						if first < 0 {
+							first = r
+						}
+						cross := w.net.Cut(network.NodeID(first), network.NodeID(r)) || w.net.Cut(network.NodeID(r), network.NodeID(first))
+						group[r] = map[bool]int{false: 1, true: 2}[cross]
+					}
+					sizes := map[int]int{}
+					for a := range replicas {
+						if a == bridge {
+							continue
+						}
+						sizes[group[a]]++
+						for b := range replicas {
+							if b == bridge || a == b {
+								continue
+							}
+							ab, ba := w.net.Cut(network.NodeID(a), network.NodeID(b)), w.net.Cut(network.NodeID(b), network.NodeID(a))
+							switch {
+							case group[a] == group[b] && (ab || ba):
+								t.Fatalf("path between %d and %d cut within one group", a, b)
+							case group[a] != group[b] && !ab && !ba:
+								t.Fatalf("path between %d and %d of different groups not cut", a, b)
+							case group[a] != group[b] && sym == network.PartitionSymmetric && ab != ba:
+								t.Fatalf("symmetric partition cuts %d -> %d %v but %d -> %d %v", a, b, ab, b, a, ba)
+							case group[a] != group[b] && sym == network.PartitionOneWay && ab == ba:
+								t.Fatalf("one-way partition cuts both or neither of %d <-> %d", a, b)
+							}
+						}
+					}
+					if sizes[1] == 0 || sizes[2] == 0 {
+						t.Fatalf("groups of %v around bridge %d: one is empty", sizes, bridge)
+					}
+				})
+				w.run(30_000 * ms)
+				if partitions < 20 {
+					t.Fatalf("only %d partitions in 30 s", partitions)
+				}
+				for r, n := range bridges {
+					if n == 0 {
+						t.Errorf("replica %d was never the bridge in %d partitions", r, partitions)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestPrimaryPartitions: a primary partition puts the replica the hint
+// names on a minority side; with no primary it still partitions.
+func TestPrimaryPartitions(t *testing.T) {
+	for _, replicas := range []int{2, 3, 5, 6} {
+		t.Run(fmt.Sprintf("replicas=%d", replicas), func(t *testing.T) {
+			o := quietOptions()
+			o.PartitionMode = network.PartitionPrimary
+			o.PartitionProbability, o.UnpartitionProbability = 0.3, 0.2
+			o.PartitionStabilityMinTicks, o.UnpartitionStabilityMinTicks = 6, 3
+			w := newWorld(t, 13, o, replicas, 1)
+			primary, known := network.NodeID(replicas-1), true
+			w.net.SetPrimaryHint(func() (network.NodeID, bool) { return primary, known })
+			partitions, unknown := 0, 0
+			wasPartitioned := false
+			startProbe(w, func(nowNs int64) {
+				p := w.net.Partitioned()
+				if !p || wasPartitioned {
+					wasPartitioned = p
+					return
+				}
+				wasPartitioned = true
+				partitions++
+				side, other, _ := cutSides(t, w, replicas)
+				if !known {
+					unknown++
+					return
+				}
+				minority := side
+				if len(other) < len(side) || (len(other) == len(side) && !contains(side, primary)) {
+					minority = other
+				}
+				if !contains(minority, primary) || 2*len(minority) >= replicas && replicas > 2 {
+					t.Fatalf("primary %d not on a minority side: %v / %v", primary, side, other)
+				}
+				// The next partitions name another primary, or none.
+				primary = (primary + 1) % network.NodeID(replicas)
+				known = partitions%5 != 0
+			})
+			w.run(30_000 * ms)
+			if partitions < 20 || unknown == 0 {
+				t.Fatalf("%d partitions, %d without a primary", partitions, unknown)
+			}
+		})
+	}
+}
+
+func contains(ids []network.NodeID, id network.NodeID) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// TestRepartition: with RepartitionProbability 1, a partition is always
+// replaced by a new one, never healed; with 0 (the other tests) it always
+// heals.
+func TestRepartition(t *testing.T) {
+	o := quietOptions()
+	o.PartitionMode = network.PartitionUniformSize
+	o.PartitionProbability, o.UnpartitionProbability, o.RepartitionProbability = 0.3, 0.3, 1
+	o.PartitionStabilityMinTicks, o.UnpartitionStabilityMinTicks = 4, 2
+	w := newWorld(t, 17, o, 5, 1)
+	var (
+		started, changes bool
+		healedAfter      int
+		last             string
+	)
+	startProbe(w, func(nowNs int64) {
+		p := w.net.Partitioned()
+		if !p {
+			if started {
+				healedAfter++
+			}
+			return
+		}
+		started = true
+		side, other, _ := cutSides(t, w, 5)
+		now := fmt.Sprint(side, other)
+		if last != "" && now != last {
+			changes = true
+		}
+		last = now
+	})
+	w.run(30_000 * ms)
+	st := w.net.Stats()
+	switch {
+	case !started:
+		t.Fatal("no partition started")
+	case healedAfter != 0:
+		t.Fatalf("the network healed for %d ticks after its first partition", healedAfter)
+	case !changes || st.Repartitions == 0 || st.Repartitions+1 != st.Partitions:
+		t.Fatalf("changes %v, %d repartitions of %d partitions", changes, st.Repartitions, st.Partitions)
+	}
+}
