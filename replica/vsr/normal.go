@@ -194,6 +194,8 @@ func (g *Group) onPrepare(from uint8, frame []byte) {
 		if x.View > g.view && g.status != StatusRecovering {
 			g.probe("prepare from a newer view")
 			g.startRecoveryProbe()
+		} else if g.startedWithoutUs(from, x.View) {
+			g.startRecoveryProbe()
 		}
 		return
 	}
@@ -390,6 +392,10 @@ func (g *Group) onCommit(from uint8, h *wire.Header) {
 		}
 		return
 	}
+	if g.startedWithoutUs(from, x.View) {
+		g.startRecoveryProbe()
+		return
+	}
 	if g.status != StatusNormal || from != g.Primary() || g.IsPrimary() {
 		return
 	}
@@ -398,6 +404,21 @@ func (g *Group) onCommit(from uint8, h *wire.Header) {
 	}
 	g.learnCommit(x.Commit)
 	g.commitJournal()
+}
+
+// startedWithoutUs reports whether a Prepare or Commit of view from from
+// shows that view started while this replica, in view change for it, never
+// got its StartView (lost, or sent before a partition healed): the view's
+// primary is talking. The replica asks for the StartView at once rather than
+// sit out its view change timeout and start the next view (TigerBeetle asks
+// too). It stops serving meanwhile, which also ends the window in which it
+// serves prepares the view it missed may have replaced.
+func (g *Group) startedWithoutUs(from uint8, view uint32) bool {
+	if g.status != StatusViewChange || view != g.view || from != g.Primary() || g.Primary() == g.cfg.Replica {
+		return false
+	}
+	g.probe("view started without us: StartView requested")
+	return true
 }
 
 // onCommitTimeout: the primary's heartbeat.

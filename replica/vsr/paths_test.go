@@ -262,3 +262,48 @@ func TestPrepareRetransmitBacksOffPerBackup(t *testing.T) {
 		}
 	}
 }
+
+// TestViewChangeMissedStartViewProbes: a replica whose StartView was lost
+// stays in view change for a view that has started. When the primary of
+// that view reaches it (a heartbeat, then a prepare) it asks for the
+// StartView at once and acknowledges, instead of waiting out its view
+// change timeout and starting the next view (VOPR seed 38 at 34f80c2: an
+// old primary sat in view change for 6.4 s while serving stale prepares).
+func TestViewChangeMissedStartViewProbes(t *testing.T) {
+	c := newCluster(t, 3, 41)
+	r0, r1, r2 := c.replicas[0], c.replicas[1], c.replicas[2]
+	proposeAt(t, r0, 1)
+	c.settle()
+	if !c.runUntil(100_000, func() bool { return c.committedEverywhere(1) }) {
+		c.dump()
+		t.Fatal("op 1 did not commit")
+	}
+	// The primary goes quiet; the StartView of view 1 never reaches r2.
+	c.isolate(0)
+	c.drop = func(m message) bool {
+		return m.to == 2 && wire.HeaderOf(m.frame).Command() == wire.CommandStartView
+	}
+	if !c.runUntil(400_000, func() bool {
+		return r1.group.IsPrimary() && r1.group.View() == 1 && r1.group.stateDurable() && !r1.group.vc.startViewPending &&
+			r2.group.Status() == StatusViewChange && r2.group.View() == 1
+	}) {
+		c.dump()
+		t.Fatalf("no view 1 with r2 left in view change (probes %v)", c.probes)
+	}
+	c.settle()
+	c.drop = nil
+	if r2.group.Status() != StatusViewChange {
+		t.Fatalf("r2 is %v before the primary reached it", r2.group.Status())
+	}
+	proposeAt(t, r1, 2)
+	c.settle()
+	c.tickAll(30) // heartbeats, the probe and retransmissions: far short of a view change timeout
+	if r2.group.Status() != StatusNormal || r2.group.View() != 1 || r1.group.CommitMax() < 2 {
+		c.dump()
+		t.Fatalf("r2 %v in view %d, commit_max %d at the primary: the missed StartView was not asked for (probes %v)",
+			r2.group.Status(), r2.group.View(), r1.group.CommitMax(), c.probes)
+	}
+	if c.probes["view started without us: StartView requested"] == 0 {
+		t.Fatalf("no probe (probes %v)", c.probes)
+	}
+}

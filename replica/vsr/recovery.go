@@ -38,6 +38,9 @@ func (g *Group) startRecoveryProbe() {
 	g.setStatus(StatusRecovering, g.view)
 	g.recovery.attempts = 0
 	g.rsvTimeout.start()
+	// The view it saw is running now: ask at once (uncounted, so an
+	// election still waits for every counted probe to go unanswered).
+	g.sendRequestStartView()
 }
 
 // onRequestStartViewTimeout sends a probe; after ProbeAttemptsMax
@@ -54,6 +57,10 @@ func (g *Group) onRequestStartViewTimeout() {
 		return
 	}
 	g.recovery.attempts++
+	g.sendRequestStartView()
+}
+
+func (g *Group) sendRequestStartView() {
 	rsv := wire.RequestStartViewHeader{Prefix: g.prefix(), Group: g.cfg.Group, Incarnation: g.recovery.incarnation}
 	g.broadcast(wire.BuildFrame(&rsv, nil))
 }
