@@ -2,6 +2,7 @@ package network
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/iggy-vopr/vopr/replica/wire"
 )
@@ -61,16 +62,14 @@ func (n *Network) tickFaults(nowNs int64) (changed bool, hash uint64) {
 			if sinceNs >= o.PartitionStabilityMinTicks*TickNs && n.rngPartition.Float64() < o.UnpartitionProbability {
 				if o.RepartitionProbability > 0 && n.rngPartition.Float64() < o.RepartitionProbability {
 					n.stats.Repartitions++
-					n.setCuts(n.drawSide(), o.PartitionSymmetry == PartitionOneWay)
-					changed, hash = true, mix(hash, n.cutHash())
+					changed, hash = true, n.startRandomPartition(hash)
 				} else {
 					n.setCuts(nil, false)
 					changed, hash = true, mix(hash, 1)
 				}
 			}
 		} else if sinceNs >= o.UnpartitionStabilityMinTicks*TickNs && n.rngPartition.Float64() < o.PartitionProbability {
-			n.setCuts(n.drawSide(), o.PartitionSymmetry == PartitionOneWay)
-			changed, hash = true, mix(hash, n.cutHash())
+			changed, hash = true, n.startRandomPartition(hash)
 		}
 	}
 	if o.ClogProbability > 0 {
@@ -88,6 +87,13 @@ func (n *Network) tickFaults(nowNs int64) (changed bool, hash uint64) {
 		}
 	}
 	return changed, hash
+}
+
+// startRandomPartition replaces the cuts with a newly drawn partition and
+// folds it into hash.
+func (n *Network) startRandomPartition(hash uint64) uint64 {
+	n.setCuts(n.drawSide(), n.opts.PartitionSymmetry == PartitionOneWay)
+	return mix(hash, n.cutHash())
 }
 
 // Labels of replicas in a partition (drawSide, setCuts).
@@ -139,23 +145,13 @@ func (n *Network) drawSide() []uint8 {
 			side[i] = sideCut
 		}
 	case PartitionPrimary:
-		primary, known := -1, false
-		if n.primaryHint != nil {
-			if id, ok := n.primaryHint(); ok {
-				for i, x := range n.replicas {
-					if n.nodes[x].id == id {
-						primary, known = i, true
-					}
-				}
-			}
-		}
 		size := 1 + rng.IntN(max(1, (r-1)/2))
 		perm := rng.Perm(r)
-		if known {
-			for k, i := range perm {
-				if i == primary {
-					perm[0], perm[k] = perm[k], perm[0]
-				}
+		if n.primaryHint != nil {
+			if id, ok := n.primaryHint(); ok {
+				// The primary's position in n.replicas goes first.
+				k := slices.Index(perm, slices.Index(n.replicas, n.lookup(id)))
+				perm[0], perm[k] = perm[k], perm[0]
 			}
 		}
 		for _, i := range perm[:size] {
@@ -176,7 +172,8 @@ func (n *Network) drawSide() []uint8 {
 }
 
 // setCuts replaces the partition: with side nil, none; otherwise replicas
-// with side[i] are split from the rest, and paths into side are cut, and
+// labelled sideCut are split from those labelled sideRest (a sideBridge
+// replica keeps every path), and paths into the sideCut side are cut, and
 // paths out of it too unless oneWay. Directions stalled on paths no longer
 // cut resume.
 func (n *Network) setCuts(side []uint8, oneWay bool) {

@@ -2,6 +2,7 @@ package network_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/iggy-vopr/vopr/network"
@@ -20,6 +21,19 @@ func cutsOf(w *world, r int) []bool {
 	return touched
 }
 
+// onEachPartition calls f once at the first tick of each random partition
+// (a heal between two partitions is needed to see the second).
+func onEachPartition(w *world, f func()) {
+	wasPartitioned := false
+	startProbe(w, func(int64) {
+		p := w.net.Partitioned()
+		if p && !wasPartitioned {
+			f()
+		}
+		wasPartitioned = p
+	})
+}
+
 // TestBridgePartitions: a bridge partition leaves exactly one replica with
 // no cut path, and splits the others into two non-empty groups with every
 // path between the groups cut (one way or both, as the symmetry says) and
@@ -35,14 +49,7 @@ func TestBridgePartitions(t *testing.T) {
 				w := newWorld(t, 11, o, replicas, 1)
 				partitions := 0
 				bridges := make([]int, replicas)
-				wasPartitioned := false
-				startProbe(w, func(nowNs int64) {
-					p := w.net.Partitioned()
-					if !p || wasPartitioned {
-						wasPartitioned = p
-						return
-					}
-					wasPartitioned = true
+				onEachPartition(w, func() {
 					partitions++
 					touched := cutsOf(w, replicas)
 					bridge := -1
@@ -125,14 +132,7 @@ func TestPrimaryPartitions(t *testing.T) {
 			primary, known := network.NodeID(replicas-1), true
 			w.net.SetPrimaryHint(func() (network.NodeID, bool) { return primary, known })
 			partitions, unknown := 0, 0
-			wasPartitioned := false
-			startProbe(w, func(nowNs int64) {
-				p := w.net.Partitioned()
-				if !p || wasPartitioned {
-					wasPartitioned = p
-					return
-				}
-				wasPartitioned = true
+			onEachPartition(w, func() {
 				partitions++
 				side, other, _ := cutSides(t, w, replicas)
 				if !known {
@@ -140,10 +140,10 @@ func TestPrimaryPartitions(t *testing.T) {
 					return
 				}
 				minority := side
-				if len(other) < len(side) || (len(other) == len(side) && !contains(side, primary)) {
+				if len(other) < len(side) || (len(other) == len(side) && !slices.Contains(side, primary)) {
 					minority = other
 				}
-				if !contains(minority, primary) || 2*len(minority) >= replicas && replicas > 2 {
+				if !slices.Contains(minority, primary) || 2*len(minority) >= replicas && replicas > 2 {
 					t.Fatalf("primary %d not on a minority side: %v / %v", primary, side, other)
 				}
 				// The next partitions name another primary, or none.
@@ -158,18 +158,8 @@ func TestPrimaryPartitions(t *testing.T) {
 	}
 }
 
-func contains(ids []network.NodeID, id network.NodeID) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
-}
-
 // TestRepartition: with RepartitionProbability 1, a partition is always
-// replaced by a new one, never healed; with 0 (the other tests) it always
-// heals.
+// replaced by a new one, never healed.
 func TestRepartition(t *testing.T) {
 	o := quietOptions()
 	o.PartitionMode = network.PartitionUniformSize

@@ -414,10 +414,7 @@ func (d *SimDevice) Write(sector uint64, data []byte, done func(error)) {
 	s.misdirect = s.sector != sector
 	if s.misdirect {
 		if d.missed == nil {
-			d.missed = make(map[uint64]struct{})
-		}
-		if d.hit == nil {
-			d.hit = make(map[uint64]struct{})
+			d.missed, d.hit = make(map[uint64]struct{}), make(map[uint64]struct{})
 		}
 		for k := range count {
 			d.missed[sector+k] = struct{}{}
@@ -852,21 +849,17 @@ func (d *SimDevice) PeekDurable(sector uint64, buf []byte) {
 // first+count) was ever misdirected elsewhere, so that what the caller was
 // told it wrote there never landed (the atlas allows this only on chunks it
 // grants the replica). For checkers; it draws nothing.
-func (d *SimDevice) Missed(first, count uint64) bool {
-	for k := range count {
-		if _, ok := d.missed[first+k]; ok {
-			return true
-		}
-	}
-	return false
-}
+func (d *SimDevice) Missed(first, count uint64) bool { return anyIn(d.missed, first, count) }
 
 // Hit reports whether a misdirected write aimed elsewhere ever landed on
 // any sector of [first, first+count), overwriting what was there. For
 // checkers; it draws nothing.
-func (d *SimDevice) Hit(first, count uint64) bool {
+func (d *SimDevice) Hit(first, count uint64) bool { return anyIn(d.hit, first, count) }
+
+// anyIn reports whether set holds any sector of [first, first+count).
+func anyIn(set map[uint64]struct{}, first, count uint64) bool {
 	for k := range count {
-		if _, ok := d.hit[first+k]; ok {
+		if _, ok := set[first+k]; ok {
 			return true
 		}
 	}

@@ -194,8 +194,8 @@ func (g *Group) onPrepare(from uint8, frame []byte) {
 		if x.View > g.view && g.status != StatusRecovering {
 			g.probe("prepare from a newer view")
 			g.startRecoveryProbe()
-		} else if g.startedWithoutUs(from, x.View) {
-			g.startRecoveryProbe()
+		} else {
+			g.rejoinStartedView(from, x.View)
 		}
 		return
 	}
@@ -392,8 +392,7 @@ func (g *Group) onCommit(from uint8, h *wire.Header) {
 		}
 		return
 	}
-	if g.startedWithoutUs(from, x.View) {
-		g.startRecoveryProbe()
+	if g.rejoinStartedView(from, x.View) {
 		return
 	}
 	if g.status != StatusNormal || from != g.Primary() || g.IsPrimary() {
@@ -406,18 +405,20 @@ func (g *Group) onCommit(from uint8, h *wire.Header) {
 	g.commitJournal()
 }
 
-// startedWithoutUs reports whether a Prepare or Commit of view from from
-// shows that view started while this replica, in view change for it, never
-// got its StartView (lost, or sent before a partition healed): the view's
-// primary is talking. The replica asks for the StartView at once rather than
-// sit out its view change timeout and start the next view (TigerBeetle asks
-// too). It stops serving meanwhile, which also ends the window in which it
-// serves prepares the view it missed may have replaced.
-func (g *Group) startedWithoutUs(from uint8, view uint32) bool {
+// rejoinStartedView probes for the StartView, and reports true, when a
+// Prepare or Commit of view from from shows that view started while this
+// replica, in view change for it, never got its StartView (lost, or sent
+// before a partition healed): the view's primary is talking. The replica
+// asks at once rather than sit out its view change timeout and start the
+// next view (TigerBeetle asks too). It stops serving meanwhile, which also
+// ends the window in which it serves prepares the view it missed may have
+// replaced.
+func (g *Group) rejoinStartedView(from uint8, view uint32) bool {
 	if g.status != StatusViewChange || view != g.view || from != g.Primary() || g.Primary() == g.cfg.Replica {
 		return false
 	}
 	g.probe("view started without us: StartView requested")
+	g.startRecoveryProbe()
 	return true
 }
 
