@@ -338,6 +338,50 @@ func (n *Network) Partition(side []NodeID, oneWay bool) {
 	n.setCuts(in, oneWay)
 }
 
+// Split starts a scripted partition of the replicas into components,
+// replacing any other: a replica reaches the replicas of its own component
+// and no other, both directions. Every replica must be in exactly one
+// component, and there must be at least two. Like Partition, it lasts until
+// Heal (or a random heal, while random partitions are on). The rollback
+// nemesis uses it for the shapes two sides cannot make: an old primary and
+// a lagging replica each alone, then joined by one replica of the majority.
+func (n *Network) Split(components [][]NodeID) {
+	if len(components) < 2 {
+		panic("network: a split needs two components")
+	}
+	component := make([]int, len(n.nodes))
+	for i := range component {
+		component[i] = -1
+	}
+	for c, ids := range components {
+		if len(ids) == 0 {
+			panic("network: a split component is empty")
+		}
+		for _, id := range ids {
+			idx := n.lookup(id)
+			if !n.nodes[idx].replica {
+				panic(fmt.Sprintf("network: split component holds client %d", id))
+			}
+			if component[idx] != -1 {
+				panic(fmt.Sprintf("network: replica %d in two split components", id))
+			}
+			component[idx] = c
+		}
+	}
+	for _, a := range n.replicas {
+		if component[a] == -1 {
+			panic(fmt.Sprintf("network: replica %d in no split component", n.nodes[a].id))
+		}
+		for _, b := range n.replicas {
+			n.paths[a][b].cut = component[a] != component[b]
+		}
+	}
+	n.partitioned = true
+	n.partitionChangedNs = n.sched.Now()
+	n.stats.Partitions++
+	n.resume()
+}
+
 // Clog clogs the path from -> to until untilNs (scripted): frames on it
 // wait, none are lost. A clog already lasting longer is kept.
 func (n *Network) Clog(from, to NodeID, untilNs int64) {

@@ -198,3 +198,51 @@ func TestRepartition(t *testing.T) {
 		t.Fatalf("changes %v, %d repartitions of %d partitions", changes, st.Repartitions, st.Partitions)
 	}
 }
+
+// TestSplit: a scripted split cuts exactly the paths between replicas of
+// different components, both ways, keeps client paths, heals with Heal,
+// and rejects a replica left out or listed twice.
+func TestSplit(t *testing.T) {
+	w := newWorld(t, 3, quietOptions(), 5, 1)
+	components := [][]network.NodeID{{0}, {3}, {1, 2, 4}}
+	w.net.Split(components)
+	in := map[network.NodeID]int{}
+	for c, ids := range components {
+		for _, id := range ids {
+			in[id] = c
+		}
+	}
+	for a := range network.NodeID(5) {
+		for b := range network.NodeID(5) {
+			if got, want := w.net.Cut(a, b), in[a] != in[b]; got != want {
+				t.Fatalf("path %d -> %d: cut %v, want %v", a, b, got, want)
+			}
+		}
+		if w.net.Cut(a, 5) || w.net.Cut(5, a) {
+			t.Fatalf("client path to replica %d cut", a)
+		}
+	}
+	if !w.net.Partitioned() || w.net.Stats().Partitions != 1 {
+		t.Fatalf("partitioned %v, partitions %d: want a partition counted", w.net.Partitioned(), w.net.Stats().Partitions)
+	}
+	w.net.Heal([]network.NodeID{0, 1, 2, 3, 4})
+	if w.net.Partitioned() || w.net.Cut(0, 1) {
+		t.Fatal("Heal left the split in place")
+	}
+	for _, bad := range [][][]network.NodeID{
+		{{0, 1}, {2, 3}},       // replica 4 in no component
+		{{0, 1}, {1, 2, 3, 4}}, // replica 1 twice
+		{{0, 1, 2, 3, 4}},      // one component
+		{{0, 1, 2, 3, 4}, {}},  // an empty one
+		{{0, 1, 2, 3}, {4, 5}}, // a client
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Split(%v) did not panic", bad)
+				}
+			}()
+			w.net.Split(bad)
+		}()
+	}
+}
