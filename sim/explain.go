@@ -2,9 +2,11 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/iggy-vopr/vopr/replica/journal"
 	"github.com/iggy-vopr/vopr/replica/vsr"
+	"github.com/iggy-vopr/vopr/replica/wire"
 )
 
 // coreLog is what the stall diagnosis needs of one core replica that is up:
@@ -13,9 +15,13 @@ type coreLog struct {
 	replica   uint8
 	op        uint64 // head
 	commitMax uint64
+	logView   uint32
 	// knows reports what the journal can say of an op at or below the
 	// head: journal.Held when it holds a body for it.
 	knows func(op uint64) journal.Knowledge
+	// identity is the identity of the body or header the journal holds
+	// for op, if any; nil when every replica's copy of an op is the same.
+	identity func(op uint64) (wire.U128, bool)
 }
 
 // explainMissingPrepare excuses a stall the protocol cannot avoid because
@@ -42,12 +48,21 @@ func (v *vopr) explainMissingPrepare() string {
 		r := rn.Replica()
 		g := r.Metadata()
 		core = append(core, coreLog{
-			replica: uint8(i), op: g.Op(), commitMax: g.CommitMax(),
+			replica: uint8(i), op: g.Op(), commitMax: g.CommitMax(), logView: g.LogView(),
 			knows: func(op uint64) journal.Knowledge {
 				if _, ok := r.Journal().Frame(op); ok {
 					return journal.Held
 				}
 				return r.Journal().Knowledge(op)
+			},
+			identity: func(op uint64) (wire.U128, bool) {
+				if f, ok := r.Journal().Frame(op); ok {
+					return wire.HeaderOf(f).Checksum(), true
+				}
+				if h, ok := r.Journal().Header(op); ok {
+					return h.Checksum(), true
+				}
+				return wire.U128{}, false
 			},
 		})
 	}
@@ -60,6 +75,13 @@ func (v *vopr) explainMissingPrepare() string {
 // nackQuorum core replicas can nack (a replica whose head is below the op
 // nacks it, as its DoViewChange would). "" when every such op is held or
 // nackable.
+//
+// A body counts as held only if it is the op as the view change will
+// adopt it: as known (body or header) by the core replicas of the highest
+// log_view that know it. A body an older log holds is a prepare that
+// later view replaced, and cannot be committed (VOPR seed 26 with
+// -rollback: a header-only slot in log_view 12, the only body in the core a
+// view-10 prepare, the view-12 body on a frozen replica).
 func missingPrepare(core []coreLog, nackQuorum int) string {
 	if len(core) == 0 {
 		return ""
@@ -70,8 +92,9 @@ func missingPrepare(core []coreLog, nackQuorum int) string {
 		head = max(head, c.op)
 	}
 	for op := commit + 1; op <= head; op++ {
+		adopted := adoptedIdentities(core, op)
 		held, nacks := false, 0
-		var unknown []uint8
+		var unknown, replaced []uint8
 		for _, c := range core {
 			if c.op < op {
 				nacks++
@@ -79,7 +102,11 @@ func missingPrepare(core []coreLog, nackQuorum int) string {
 			}
 			switch c.knows(op) {
 			case journal.Held:
-				held = true
+				if id, ok := identityOf(c, op); !ok || adopted == nil || slices.Contains(adopted, id) {
+					held = true
+				} else {
+					replaced = append(replaced, c.replica)
+				}
 			case journal.Nackable, journal.HeaderUnacked:
 				nacks++
 			default:
@@ -87,9 +114,41 @@ func missingPrepare(core []coreLog, nackQuorum int) string {
 			}
 		}
 		if !held && nacks < nackQuorum {
-			return fmt.Sprintf("op %d is held by no core replica, and only %d of the %d nacks that would prove it uncommitted exist (replicas %v cannot read it); it may have been committed outside the core",
+			why := fmt.Sprintf("op %d is held by no core replica, and only %d of the %d nacks that would prove it uncommitted exist (replicas %v cannot read it",
 				op, nacks, nackQuorum, unknown)
+			if len(replaced) > 0 {
+				why += fmt.Sprintf("; replicas %v hold a prepare a later log replaced", replaced)
+			}
+			return why + "); it may have been committed outside the core"
 		}
 	}
 	return ""
+}
+
+// identityOf is c's identity for op; false when c cannot tell (no identity
+// function: every copy is the same).
+func identityOf(c coreLog, op uint64) (wire.U128, bool) {
+	if c.identity == nil {
+		return wire.U128{}, false
+	}
+	return c.identity(op)
+}
+
+// adoptedIdentities returns the identities of op as known by the core
+// replicas of the highest log_view that know it (by body or header), nil
+// when none can tell.
+func adoptedIdentities(core []coreLog, op uint64) []wire.U128 {
+	best, found := uint32(0), false
+	for _, c := range core {
+		if _, ok := identityOf(c, op); ok && c.op >= op && (!found || c.logView > best) {
+			best, found = c.logView, true
+		}
+	}
+	var ids []wire.U128
+	for _, c := range core {
+		if id, ok := identityOf(c, op); ok && c.op >= op && c.logView == best {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }

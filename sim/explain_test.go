@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/iggy-vopr/vopr/replica/journal"
+	"github.com/iggy-vopr/vopr/replica/wire"
 )
 
 // TestMissingPrepare: the liveness phase excuses a stall only when an op
@@ -20,6 +21,18 @@ func TestMissingPrepare(t *testing.T) {
 			}
 			return k
 		}}
+	}
+	// versioned gives a core replica its log_view and the identity of its
+	// copy of each op: 1 unless other says otherwise.
+	versioned := func(c coreLog, logView uint32, other map[uint64]uint64) coreLog {
+		c.logView = logView
+		c.identity = func(o uint64) (wire.U128, bool) {
+			if id, ok := other[o]; ok {
+				return wire.U128{Lo: id}, true
+			}
+			return wire.U128{Lo: 1}, true
+		}
+		return c
 	}
 	tests := []struct {
 		name       string
@@ -57,6 +70,14 @@ func TestMissingPrepare(t *testing.T) {
 			log(1, 12, 11, journal.Unknown, map[uint64]journal.Knowledge{11: journal.Held, 12: journal.Held}),
 		}, 2, ""},
 		{"no core replica up", nil, 2, ""},
+		{"seed 26: the only body is a prepare a later log replaced", []coreLog{
+			versioned(log(0, 20, 16, journal.Held, map[uint64]journal.Knowledge{19: journal.HeaderOnly}), 12, nil),
+			versioned(log(1, 20, 16, journal.Held, nil), 10, map[uint64]uint64{19: 0xbad, 20: 0xbad}),
+		}, 2, "op 19 is held by no core replica, and only 0 of the 2 nacks that would prove it uncommitted exist (replicas [0] cannot read it; replicas [1] hold a prepare a later log replaced)"},
+		{"a body of the highest log_view counts, whoever holds it", []coreLog{
+			versioned(log(0, 20, 16, journal.Held, map[uint64]journal.Knowledge{19: journal.HeaderOnly}), 12, nil),
+			versioned(log(1, 20, 16, journal.Held, nil), 10, nil),
+		}, 2, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
