@@ -63,6 +63,9 @@ type Options struct {
 	// Legal protocol variations (FoundationDB's BUGGIFY, for paths a
 	// correct replica rarely takes).
 	RepairAnyPeer bool // backups send half their first repair requests to a random peer (vsr.Config)
+
+	// Targeted nemeses.
+	Rollback bool // the rollback nemesis drives the partitions (rollback.go); needs PartitionMode none, 3 replicas or more to act
 }
 
 // Swarm draws every knob from the seed, so different seeds explore
@@ -132,6 +135,12 @@ func Swarm(seed uint64) Options {
 		o.PartitionMode = network.PartitionBridge + network.PartitionMode(r.IntN(2))
 	}
 	o.RepartitionProbability = rate(0.75)
+	// After it: a third of the seeds with three replicas or more hand
+	// their partitions to the rollback nemesis, which builds on purpose
+	// the replaced-prepare shapes random partitions almost never reach.
+	if r.IntN(3) == 0 && o.Replicas >= 3 {
+		o.Rollback, o.PartitionMode = true, network.PartitionNone
+	}
 	return o
 }
 
@@ -172,6 +181,8 @@ func (o *Options) Check() error {
 		return fmt.Errorf("partition mode or symmetry out of range")
 	case o.RotationWindow && !o.Auth:
 		return fmt.Errorf("a rotation window needs auth")
+	case o.Rollback && o.PartitionMode != network.PartitionNone:
+		return fmt.Errorf("the rollback nemesis drives the partitions: partition mode must be none, not %s", partitionModeName(o.PartitionMode))
 	case o.CrashTornProbability+o.CrashLostProbability > 1:
 		return fmt.Errorf("crash torn + lost probabilities above 1")
 	}
@@ -224,6 +235,7 @@ func (o *Options) Fields() []Field {
 		{"clock-offset-ns", i(o.ClockOffsetMaxNs)}, {"clock-drift-ppb", i(o.ClockDriftMaxPPB)},
 		{"auth", strconv.FormatBool(o.Auth)}, {"rotation", strconv.FormatBool(o.RotationWindow)},
 		{"repair-any-peer", strconv.FormatBool(o.RepairAnyPeer)},
+		{"rollback", strconv.FormatBool(o.Rollback)},
 	}
 }
 

@@ -118,6 +118,9 @@ func TestSwarmTakesEveryValue(t *testing.T) {
 		value{"repair from any peer", func(o *Options) bool { return o.RepairAnyPeer }},
 		value{"repair from the primary first", func(o *Options) bool { return !o.RepairAnyPeer }},
 	)
+	for r := 3; r <= 6; r++ {
+		values = append(values, value{"the rollback nemesis with replicas=" + string(rune('0'+r)), func(o *Options) bool { return o.Rollback && o.Replicas == r }})
+	}
 	for _, v := range values {
 		if n := count(v.pred); n == 0 {
 			t.Errorf("%s: never drawn in %d seeds", v.name, swarmSeeds)
@@ -129,6 +132,8 @@ func TestSwarmTakesEveryValue(t *testing.T) {
 		{"a crash multiplier that is not an integer", func(o *Options) bool { return o.CrashIOFactor != math.Round(o.CrashIOFactor) }},
 		{"crash torn + lost above 1", func(o *Options) bool { return o.CrashTornProbability+o.CrashLostProbability > 1 }},
 		{"lite (the swarm runs both phases)", func(o *Options) bool { return o.Lite }},
+		{"the rollback nemesis beside random partitions", func(o *Options) bool { return o.Rollback && o.PartitionMode != network.PartitionNone }},
+		{"the rollback nemesis with fewer than 3 replicas", func(o *Options) bool { return o.Rollback && o.Replicas < 3 }},
 		{"budgets other than 20000 safety and 60000 liveness ticks", func(o *Options) bool {
 			return o.SafetyTicksMax != 20_000 || o.LivenessTicksMax != 60_000
 		}},

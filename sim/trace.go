@@ -23,7 +23,9 @@ import (
 //	freeze              a replica outside the liveness core stopped for good
 //	pause, resume       a process paused (ticks: for how long) and resumed
 //	phase               the liveness phase began (core: its replicas; cut: the paths still cut)
-//	partition           a partition started (mode, symmetry, cut: the cut paths [from, to])
+//	partition           a partition started (mode, symmetry, cut: the cut paths [from, to];
+//	                    mode "rollback": a split by the rollback nemesis)
+//	nemesis             the rollback nemesis moved on (replica, reason: what it did)
 //	partition_heal      no path between replicas is cut any more
 //	connection_reset    connections reset (cause, count)
 //	clog                paths clogged (count; clogged: every path clogged now)
@@ -240,8 +242,11 @@ func (t *tracer) poll() {
 	}
 	ns := t.c.Net.Stats()
 	if ns.Partitions > t.net.Partitions {
-		t.write(traceLine{Kind: "partition", Mode: partitionModeName(t.o.PartitionMode),
-			Symmetry: partitionSymmetryName(t.o.PartitionSymmetry), Cut: t.cut()})
+		mode, symmetry := partitionModeName(t.o.PartitionMode), partitionSymmetryName(t.o.PartitionSymmetry)
+		if t.o.Rollback {
+			mode, symmetry = "rollback", "symmetric" // the nemesis's splits (rollback.go)
+		}
+		t.write(traceLine{Kind: "partition", Mode: mode, Symmetry: symmetry, Cut: t.cut()})
 	}
 	if p := t.c.Net.Partitioned(); p != t.partitioned {
 		if !p {

@@ -20,6 +20,7 @@ func faultyTraceOptions(seed uint64) Options {
 	o.CrashProbability, o.CrashIOFactor, o.RestartDelayMeanTicks = 0.002, 10, 50
 	o.PauseProbability, o.PauseMeanTicks = 0.002, 30
 	o.PartitionMode, o.PartitionSymmetry = network.PartitionUniformSize, network.PartitionSymmetric
+	o.Rollback = false // random partitions, not the nemesis's (TestTraceOfTheRollbackNemesis)
 	o.PartitionProbability, o.UnpartitionProbability = 0.01, 0.02
 	o.ClogProbability, o.CorruptProbability, o.ResetProbability = 0.001, 0.02, 0.002
 	o.LatentProbability, o.CorruptSectorProbability, o.MisdirectProbability = 0.01, 0.01, 0.005
@@ -189,5 +190,49 @@ func TestEvictionProbes(t *testing.T) {
 		if (evicted > 0) != tc.evicts || (indefinite > 0) != tc.evicts {
 			t.Errorf("%s: %d evictions, %d indefinite; want them to happen: %v", tc.name, evicted, indefinite, tc.evicts)
 		}
+	}
+}
+
+// TestTraceOfTheRollbackNemesis: a run with the rollback nemesis traces
+// every step of its rounds as nemesis lines naming a replica and what was
+// done, and its splits as partitions of mode "rollback" with their cuts.
+func TestTraceOfTheRollbackNemesis(t *testing.T) {
+	o := Swarm(1)
+	o.Replicas, o.Rollback, o.PartitionMode = 5, true, network.PartitionNone
+	o.CrashProbability, o.PauseProbability, o.Lite = 0, 0, true
+	var trace bytes.Buffer
+	if r := Run(o, &trace); r.Outcome != Pass {
+		t.Fatalf("the seed must pass to be a fixture: %s: %s", r.Summary(), r.Violation)
+	}
+	// How the nemesis lines of a round begin.
+	rollbackSteps := []string{"old primary cut off", "bridge cut from its primary", "old primary joined", "leads the joined side", "healed"}
+	steps := map[string]int{}
+	partitions := 0
+	for _, l := range parseTrace(t, trace.Bytes()) {
+		switch l["kind"] {
+		case "nemesis":
+			reason, _ := l["reason"].(string)
+			if l["replica"] == nil || !strings.HasPrefix(reason, "rollback: ") {
+				t.Fatalf("nemesis line without its replica or reason: %v", l)
+			}
+			for _, step := range rollbackSteps {
+				if strings.HasPrefix(reason, "rollback: "+step) {
+					steps[step]++
+				}
+			}
+		case "partition":
+			partitions++
+			if l["mode"] != "rollback" || l["cut"] == nil {
+				t.Fatalf("a partition with the nemesis on is not its split: %v", l)
+			}
+		}
+	}
+	for _, step := range rollbackSteps {
+		if steps[step] == 0 {
+			t.Errorf("no nemesis step %q in the trace (steps: %v)", step, steps)
+		}
+	}
+	if partitions == 0 {
+		t.Error("no partition line in the trace")
 	}
 }

@@ -60,6 +60,7 @@ type vopr struct {
 	resetsByCause [network.ResetCauseCount]uint64
 	repartitions  uint64    // partitions that replaced another without a heal
 	diskFaults    [3]uint64 // latent sectors, corrupt sectors, misdirected writes
+	rollback      *rollback // the rollback nemesis, nil when off
 }
 
 // runVOPR is Run. hook, when set, sees the cluster once it is built and
@@ -81,6 +82,9 @@ func runVOPR(o Options, trace io.Writer, hook func(*Cluster)) (res Result) {
 	v.c = NewCluster(clusterOptions(o))
 	v.chaos = v.c.Streams.Stream("vopr.process")
 	v.c.OnEvent = v.onEvent
+	if o.Rollback && o.Replicas >= 3 {
+		v.rollback = newRollback(v)
+	}
 	if trace != nil {
 		v.tr = newTracer(trace, v.c, &v.o)
 	}
@@ -140,6 +144,12 @@ func (v *vopr) Fire(nowNs int64, _ uint64) (string, int32, uint64) {
 	v.c.Loop.After(kernel.TickNs, v, 0)
 	if !v.faulted {
 		return "", 0, 0
+	}
+	if v.rollback != nil {
+		v.rollback.tick(nowNs)
+		if v.rollback.quiet() {
+			return "", 0, 0
+		}
 	}
 	for _, n := range v.c.Replicas {
 		switch {
@@ -565,6 +575,9 @@ func (v *vopr) onEvent(e replica.Event) {
 		v.res.ViewChanges++
 	}
 	v.tr.replica(e)
+	if v.rollback != nil && v.faulted {
+		v.rollback.onEvent(v.c.Loop.Now())
+	}
 }
 
 // finish fills the result's counters from the cluster.
@@ -649,7 +662,11 @@ func (v *vopr) faultProbes() {
 	count("crash with I/O in flight", r.CrashesMidIO)
 	count("restart", r.Restarts)
 	count("pause", r.Pauses)
-	count(fmt.Sprintf("partition %s %s", partitionModeName(v.o.PartitionMode), partitionSymmetryName(v.o.PartitionSymmetry)), r.Partitions)
+	if v.rollback != nil {
+		count("partition by the rollback nemesis", r.Partitions)
+	} else {
+		count(fmt.Sprintf("partition %s %s", partitionModeName(v.o.PartitionMode), partitionSymmetryName(v.o.PartitionSymmetry)), r.Partitions)
+	}
 	count("partition replaced by another without a heal", v.repartitions)
 	for _, cause := range []network.ResetCause{network.ResetRandom, network.ResetTimeout, network.ResetOverflow} {
 		count("connection reset ("+cause.String()+")", v.resetsByCause[cause])

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iggy-vopr/vopr/network"
 	"github.com/iggy-vopr/vopr/sim"
 )
 
@@ -259,6 +260,12 @@ func TestKnobOverrides(t *testing.T) {
 			want := sim.Swarm(o.Seed)
 			want.Auth = true
 			setKnob(k, &want, mustParseKnob(t, k, v))
+			switch {
+			case k.name == "rollback":
+				want.PartitionMode = network.PartitionNone // the nemesis takes the partitions
+			case k.name == "partition-mode" && want.Rollback:
+				want.Rollback = false // an explicit partition mode takes them back
+			}
 			if !reflect.DeepEqual(o, want) {
 				t.Errorf("-%s=%s: seed %d options\n%+v\nwant\n%+v", k.name, v, o.Seed, o, want)
 			}
@@ -314,6 +321,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-partition-mode=bogus"}, `partition mode "bogus": want one of none, isolate-single`},
 		{[]string{"-partition-symmetry=sideways"}, `partition symmetry "sideways": want one of symmetric, one-way`},
 		{[]string{"-rotation=true", "-auth=false"}, "a rotation window needs auth"},
+		{[]string{"-rollback=true", "-partition-mode=bridge"}, "the rollback nemesis drives the partitions: partition mode must be none, not bridge"},
 		{[]string{"-seeds", "0"}, "-seeds 0: the campaign needs at least one seed"},
 		{[]string{"-seeds", "x"}, "-seeds"},
 		{[]string{"-parallel", "0"}, "-parallel 0"},

@@ -62,6 +62,7 @@ var knobs = []knob{
 	{"auth", false, func(o *sim.Options) any { return &o.Auth }, "replica handshake authentication"},
 	{"rotation", false, func(o *sim.Options) any { return &o.RotationWindow }, "replicas hold two secrets, as mid-rotation (needs -auth)"},
 	{"repair-any-peer", false, func(o *sim.Options) any { return &o.RepairAnyPeer }, "backups send half their first repair requests to a random peer"},
+	{"rollback", false, func(o *sim.Options) any { return &o.Rollback }, "the rollback nemesis drives the partitions (turns random partitions off; an explicit -partition-mode turns it off)"},
 }
 
 // parseKnob reads s as the value of k's field: the value to store (of the
@@ -353,8 +354,20 @@ func (c *config) options(seed uint64) (sim.Options, error) {
 	if c.faults.none {
 		o.NoFaults()
 	}
+	modeGiven, rollbackGiven := false, false
 	for _, ov := range c.overrides {
 		setKnob(ov.knob, &o, ov.value)
+		modeGiven = modeGiven || ov.knob.name == "partition-mode"
+		rollbackGiven = rollbackGiven || ov.knob.name == "rollback"
+	}
+	// The rollback nemesis and random partitions exclude each other
+	// (Options.Check): the one given as a flag wins over the swarm's draw of
+	// the other; given both, Check says why they clash.
+	switch {
+	case o.Rollback && rollbackGiven && !modeGiven:
+		o.PartitionMode = network.PartitionNone
+	case o.Rollback && modeGiven && !rollbackGiven && o.PartitionMode != network.PartitionNone:
+		o.Rollback = false
 	}
 	if err := o.Check(); err != nil {
 		if len(c.overrides) > 0 || c.faults.none {

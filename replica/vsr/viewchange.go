@@ -673,9 +673,13 @@ func (g *Group) extendCanonDown() {
 		if canaryChainUnchecked {
 			g.canaryChainUnchecked(op-1, p.Parent) // canary_chain_unchecked: the journal's frame taken without the chain check
 		}
-		if f, held := g.deps.Journal.Frame(op - 1); held && wire.HeaderOf(f).Checksum() == p.Parent {
+		f, held := g.deps.Journal.Frame(op - 1)
+		if held && wire.HeaderOf(f).Checksum() == p.Parent {
 			g.canon[op-1] = *wire.HeaderOf(f)
 			continue
+		}
+		if held {
+			g.probe("journal frame off the hash chain not taken as canonical")
 		}
 		// A slot that kept only the header (its body is lost or was never
 		// received) still names the op: the header whose identity is the
