@@ -119,6 +119,46 @@ func TestBridgePartitions(t *testing.T) {
 	}
 }
 
+// TestBridgeWithTwoReplicas: with no third replica to bridge two sides, a
+// bridge partition falls back to isolating one replica: the path between
+// the two is cut (one way or both, as the symmetry says), and each replica
+// is the isolated one some of the time.
+func TestBridgeWithTwoReplicas(t *testing.T) {
+	for _, sym := range []network.PartitionSymmetry{network.PartitionSymmetric, network.PartitionOneWay} {
+		t.Run(sym.String(), func(t *testing.T) {
+			o := quietOptions()
+			o.PartitionMode, o.PartitionSymmetry = network.PartitionBridge, sym
+			o.PartitionProbability, o.UnpartitionProbability = 0.3, 0.2
+			o.PartitionStabilityMinTicks, o.UnpartitionStabilityMinTicks = 6, 3
+			w := newWorld(t, 5, o, 2, 1)
+			partitions := 0
+			cutFrom := [2]int{} // partitions in which replica r cannot receive from the other
+			onEachPartition(w, func() {
+				partitions++
+				in0, in1 := w.net.Cut(1, 0), w.net.Cut(0, 1)
+				switch {
+				case !in0 && !in1:
+					t.Fatal("a bridge partition of two replicas cut nothing")
+				case sym == network.PartitionSymmetric && in0 != in1:
+					t.Fatalf("symmetric fallback cuts 1 -> 0 %v but 0 -> 1 %v", in0, in1)
+				case sym == network.PartitionOneWay && in0 == in1:
+					t.Fatal("one-way fallback cuts both directions")
+				}
+				if in0 {
+					cutFrom[0]++
+				}
+				if in1 {
+					cutFrom[1]++
+				}
+			})
+			w.run(30_000 * ms)
+			if partitions < 20 || cutFrom[0] == 0 || cutFrom[1] == 0 {
+				t.Fatalf("%d partitions, replica 0 cut off in %d, replica 1 in %d: want both sides over at least 20", partitions, cutFrom[0], cutFrom[1])
+			}
+		})
+	}
+}
+
 // TestPrimaryPartitions: a primary partition puts the replica the hint
 // names on a minority side; with no primary it still partitions.
 func TestPrimaryPartitions(t *testing.T) {
