@@ -98,28 +98,39 @@ func (r *rollback) tick(nowNs int64) {
 		if tick >= r.nextTick {
 			r.cut(tick)
 		}
-	case rollbackCut:
-		if tick > r.deadlineTick {
-			r.end(tick, "rollback: round abandoned before a replaced op was committed over")
-			return
-		}
-		r.freeze(tick)
-	case rollbackAim:
-		if tick > r.deadlineTick {
-			r.end(tick, "rollback: round abandoned: the aimed leader's turn did not come")
-			return
-		}
-		r.aim(tick)
-	case rollbackBridge:
-		if tick > r.deadlineTick {
-			r.end(tick, "rollback: round abandoned: no view among the joined side")
-			return
-		}
-		r.led(tick)
 	case rollbackLed:
 		if tick >= r.nextTick {
 			r.end(tick, "")
 		}
+	default:
+		if tick > r.deadlineTick {
+			r.end(tick, abandoned(r.stage))
+			return
+		}
+		r.wait(tick)
+	}
+}
+
+// abandoned names the probe of a round that timed out in stage.
+func abandoned(stage rollbackStage) string {
+	switch stage {
+	case rollbackCut:
+		return "rollback: round abandoned before a replaced op was committed over"
+	case rollbackAim:
+		return "rollback: round abandoned: the aimed leader's turn did not come"
+	}
+	return "rollback: round abandoned: no view among the joined side"
+}
+
+// wait moves the round on if what its stage waits for has happened.
+func (r *rollback) wait(tick int64) {
+	switch r.stage {
+	case rollbackCut:
+		r.freeze(tick)
+	case rollbackAim:
+		r.aim(tick)
+	case rollbackBridge:
+		r.led(tick)
 	}
 }
 
@@ -132,11 +143,8 @@ func (r *rollback) quiet() bool { return r.stage != rollbackIdle && r.quietRound
 // replaced op below its commit_max (a tick may hold many commits), and the
 // joined side joined as soon as the aimed leader's view begins.
 func (r *rollback) onEvent(nowNs int64) {
-	switch r.stage {
-	case rollbackCut:
-		r.freeze(nowNs / kernel.TickNs)
-	case rollbackAim:
-		r.aim(nowNs / kernel.TickNs)
+	if r.stage == rollbackCut || r.stage == rollbackAim {
+		r.wait(nowNs / kernel.TickNs)
 	}
 }
 
