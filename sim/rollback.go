@@ -348,7 +348,9 @@ func (r *rollback) led(tick int64) {
 	}
 }
 
-// end heals every replica path and schedules the next round.
+// end heals every replica path (Heal also lifts the clogs between
+// replicas, which a round's own cuts may have hidden) and schedules the
+// next round.
 func (r *rollback) end(tick int64, probe string) {
 	if probe != "" {
 		r.v.res.Probes[probe]++

@@ -138,8 +138,8 @@ func panicOrigin(stack string) string {
 	return "unknown"
 }
 
-// Fire is the VOPR's own per-tick event: process faults and the checker's
-// verdict.
+// Fire is the VOPR's own per-tick event: the rollback nemesis's round, then
+// process faults (none while a quiet round runs).
 func (v *vopr) Fire(nowNs int64, _ uint64) (string, int32, uint64) {
 	v.c.Loop.After(kernel.TickNs, v, 0)
 	if !v.faulted {
