@@ -177,23 +177,27 @@ func (n *Network) drawSide() []uint8 {
 // paths out of it too unless oneWay. Directions stalled on paths no longer
 // cut resume.
 func (n *Network) setCuts(side []uint8, oneWay bool) {
-	for _, a := range n.replicas {
-		for _, b := range n.replicas {
-			n.paths[a][b].cut = false
+	n.replaceCuts(side != nil, func(from, to int) bool {
+		into := side[to] == sideCut && side[from] == sideRest
+		out := side[from] == sideCut && side[to] == sideRest
+		return into || (out && !oneWay)
+	})
+}
+
+// replaceCuts replaces every cut between replicas: none unless
+// partitioned, else the path from n.replicas[from] to n.replicas[to] is cut
+// when cut(from, to) says so. A partition is counted, and directions
+// stalled on paths no longer cut resume.
+func (n *Network) replaceCuts(partitioned bool, cut func(from, to int) bool) {
+	for i, a := range n.replicas {
+		for j, b := range n.replicas {
+			n.paths[a][b].cut = partitioned && cut(i, j)
 		}
 	}
-	n.partitioned = side != nil
+	n.partitioned = partitioned
 	n.partitionChangedNs = n.sched.Now()
-	if side != nil {
+	if partitioned {
 		n.stats.Partitions++
-		for i, a := range n.replicas {
-			for j, b := range n.replicas {
-				if side[i] == sideCut && side[j] == sideRest {
-					n.paths[b][a].cut = true // a cannot receive from b
-					n.paths[a][b].cut = !oneWay
-				}
-			}
-		}
 	}
 	n.resume()
 }
@@ -372,14 +376,8 @@ func (n *Network) Split(components [][]NodeID) {
 		if component[a] == -1 {
 			panic(fmt.Sprintf("network: replica %d in no split component", n.nodes[a].id))
 		}
-		for _, b := range n.replicas {
-			n.paths[a][b].cut = component[a] != component[b]
-		}
 	}
-	n.partitioned = true
-	n.partitionChangedNs = n.sched.Now()
-	n.stats.Partitions++
-	n.resume()
+	n.replaceCuts(true, func(from, to int) bool { return component[n.replicas[from]] != component[n.replicas[to]] })
 }
 
 // Clog clogs the path from -> to until untilNs (scripted): frames on it

@@ -157,6 +157,17 @@ func (r *rollback) group(i int) *vsr.Group {
 	return n.Replica().Metadata()
 }
 
+// replicasWhere lists the replicas keep keeps, in id order.
+func (r *rollback) replicasWhere(keep func(id network.NodeID) bool) []network.NodeID {
+	var ids []network.NodeID
+	for i := range r.v.o.Replicas {
+		if id := network.NodeID(i); keep(id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
 // cut starts a round at the Normal primary, if there is one that runs.
 func (r *rollback) cut(tick int64) {
 	c, n := r.v.c, r.v.o.Replicas
@@ -165,12 +176,7 @@ func (r *rollback) cut(tick int64) {
 		return
 	}
 	r.old, r.oldView, r.lagger = p.ID(), p.Replica().Metadata().View(), -1
-	rest := []network.NodeID{}
-	for i := range n {
-		if uint8(i) != r.old {
-			rest = append(rest, network.NodeID(i))
-		}
-	}
+	rest := r.replicasWhere(func(id network.NodeID) bool { return uint8(id) != r.old })
 	components := [][]network.NodeID{{network.NodeID(r.old)}}
 	if len(rest)-1 >= vsr.QuorumViewChange(n) {
 		k := r.rng.IntN(len(rest))
@@ -212,17 +218,12 @@ func (r *rollback) freeze(tick int64) {
 		if g.CommitMax() < 2 || top <= oldG.CommitMin() || top > g.CommitMin() || top > oldG.Op() {
 			continue
 		}
-		j := r.v.c.Replicas[i].Replica().Journal()
-		replaced := false
-		for op := top; op > oldG.CommitMin() && !replaced; op-- {
-			mine, ok1 := j.Frame(op)
-			theirs, ok2 := oldJ.Frame(op)
-			if !ok1 || !ok2 {
-				break
-			}
-			replaced = wire.HeaderOf(mine).Checksum() != wire.HeaderOf(theirs).Checksum()
-		}
-		if replaced {
+		// Old's log is a common prefix and then its replaced ops: the hash
+		// chain makes the op at top differ exactly when old holds any
+		// replaced op up to it, so top alone is compared.
+		mine, ok1 := r.v.c.Replicas[i].Replica().Journal().Frame(top)
+		theirs, ok2 := oldJ.Frame(top)
+		if ok1 && ok2 && wire.HeaderOf(mine).Checksum() != wire.HeaderOf(theirs).Checksum() {
 			r.split(tick, uint8(i), g)
 			return
 		}
@@ -238,23 +239,13 @@ func (r *rollback) split(tick int64, bridge uint8, g *vsr.Group) {
 	if r.lagger >= 0 {
 		r.joined = append(r.joined, network.NodeID(r.lagger))
 	}
-	others := []network.NodeID{}
-	for i := range n {
-		if !slices.Contains(r.joined, network.NodeID(i)) && uint8(i) != g.Primary() {
-			others = append(others, network.NodeID(i))
-		}
-	}
+	others := r.replicasWhere(func(id network.NodeID) bool { return !slices.Contains(r.joined, id) && uint8(id) != g.Primary() })
 	r.rng.Shuffle(len(others), func(i, j int) { others[i], others[j] = others[j], others[i] })
 	for len(r.joined) < vsr.QuorumViewChange(n) && len(others) > 0 {
 		r.joined, others = append(r.joined, others[0]), others[1:]
 	}
 	slices.Sort(r.joined)
-	r.rest = r.rest[:0]
-	for i := range n {
-		if !slices.Contains(r.joined, network.NodeID(i)) {
-			r.rest = append(r.rest, network.NodeID(i))
-		}
-	}
+	r.rest = r.replicasWhere(func(id network.NodeID) bool { return !slices.Contains(r.joined, id) })
 	r.bridgeView = g.View()
 	r.v.res.Probes["rollback: a backup committed over a replaced op cut from its primary"]++
 	r.v.tr.process("nemesis", bridge, false, fmt.Sprintf("rollback: bridge cut from its primary in view %d at commit_max %d", g.View(), g.CommitMax()), 0)
@@ -355,11 +346,7 @@ func (r *rollback) end(tick int64, probe string) {
 	if probe != "" {
 		r.v.res.Probes[probe]++
 	}
-	all := make([]network.NodeID, r.v.o.Replicas)
-	for i := range all {
-		all[i] = network.NodeID(i)
-	}
-	r.v.c.Net.Heal(all)
+	r.v.c.Net.Heal(r.replicasWhere(func(network.NodeID) bool { return true }))
 	r.v.tr.process("nemesis", r.old, false, "rollback: healed", 0)
 	r.stage, r.joined, r.leader = rollbackIdle, nil, -1
 	r.nextTick = tick + rollbackGapTicksMin + r.rng.Int64N(rollbackGapTicksSpread)
