@@ -20,7 +20,7 @@ type coreLog struct {
 	// head: journal.Held when it holds a body for it.
 	knows func(op uint64) journal.Knowledge
 	// identity is the identity of the body or header the journal holds
-	// for op, if any; nil when every replica's copy of an op is the same.
+	// for op, if any.
 	identity func(op uint64) (wire.U128, bool)
 }
 
@@ -102,7 +102,7 @@ func missingPrepare(core []coreLog, nackQuorum int) string {
 			}
 			switch c.knows(op) {
 			case journal.Held:
-				if id, ok := identityOf(c, op); !ok || adopted == nil || slices.Contains(adopted, id) {
+				if id, _ := c.identity(op); slices.Contains(adopted, id) {
 					held = true
 				} else {
 					replaced = append(replaced, c.replica)
@@ -125,28 +125,18 @@ func missingPrepare(core []coreLog, nackQuorum int) string {
 	return ""
 }
 
-// identityOf is c's identity for op; false when c cannot tell (no identity
-// function: every copy is the same).
-func identityOf(c coreLog, op uint64) (wire.U128, bool) {
-	if c.identity == nil {
-		return wire.U128{}, false
-	}
-	return c.identity(op)
-}
-
 // adoptedIdentities returns the identities of op as known by the core
-// replicas of the highest log_view that know it (by body or header), nil
-// when none can tell.
+// replicas of the highest log_view that know it (by body or header).
 func adoptedIdentities(core []coreLog, op uint64) []wire.U128 {
-	best, found := uint32(0), false
-	for _, c := range core {
-		if _, ok := identityOf(c, op); ok && c.op >= op && (!found || c.logView > best) {
-			best, found = c.logView, true
-		}
-	}
 	var ids []wire.U128
+	best := uint32(0)
 	for _, c := range core {
-		if id, ok := identityOf(c, op); ok && c.op >= op && c.logView == best {
+		id, ok := c.identity(op)
+		switch {
+		case !ok || c.op < op:
+		case len(ids) == 0 || c.logView > best:
+			best, ids = c.logView, append(ids[:0], id)
+		case c.logView == best:
 			ids = append(ids, id)
 		}
 	}

@@ -13,14 +13,15 @@ import (
 // quorum of core replicas can prove they never acknowledged it.
 func TestMissingPrepare(t *testing.T) {
 	// log builds a core replica whose journal answers k for every op in
-	// (commitMax, op], except the ops in special.
+	// (commitMax, op], except the ops in special, every copy of an op with
+	// the same identity.
 	log := func(replica uint8, op, commitMax uint64, k journal.Knowledge, special map[uint64]journal.Knowledge) coreLog {
 		return coreLog{replica: replica, op: op, commitMax: commitMax, knows: func(o uint64) journal.Knowledge {
 			if s, ok := special[o]; ok {
 				return s
 			}
 			return k
-		}}
+		}, identity: func(uint64) (wire.U128, bool) { return wire.U128{Lo: 1}, true }}
 	}
 	// versioned gives a core replica its log_view and the identity of its
 	// copy of each op: 1 unless other says otherwise.
