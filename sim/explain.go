@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/iggy-vopr/vopr/replica/journal"
 	"github.com/iggy-vopr/vopr/replica/vsr"
@@ -22,6 +21,9 @@ type coreLog struct {
 	// identity is the identity of the body or header the journal holds
 	// for op, if any.
 	identity func(op uint64) (wire.U128, bool)
+	// parent is the parent named by the body or header the journal holds
+	// for op, if any.
+	parent func(op uint64) (wire.U128, bool)
 }
 
 // explainMissingPrepare excuses a stall the protocol cannot avoid because
@@ -64,35 +66,63 @@ func (v *vopr) explainMissingPrepare() string {
 				}
 				return wire.U128{}, false
 			},
+			parent: func(op uint64) (wire.U128, bool) {
+				h, ok := wire.Header{}, false
+				if f, held := r.Journal().Frame(op); held {
+					h, ok = *wire.HeaderOf(f), true
+				} else {
+					h, ok = r.Journal().Header(op)
+				}
+				if !ok {
+					return wire.U128{}, false
+				}
+				var p wire.PrepareHeader
+				p.Decode(&h)
+				return p.Parent, true
+			},
 		})
 	}
 	return missingPrepare(core, vsr.QuorumNack(v.o.Replicas))
 }
 
 // missingPrepare is the rule behind explainMissingPrepare, over the core
-// replicas that are up: the first op above the lowest commit_max and at or
-// below the highest head that no core replica holds and that fewer than
+// replicas that are up: the first op of the log the view change must adopt
+// (above the lowest commit_max, up to the head of the highest log_view) that
+// no core replica holds with its canonical identity and that fewer than
 // nackQuorum core replicas can nack (a replica whose head is below the op
 // nacks it, as its DoViewChange would). "" when every such op is held or
 // nackable.
 //
-// A body counts as held only if it is the op as the view change will
-// adopt it: as known (body or header) by the core replicas of the highest
-// log_view that know it. A body an older log holds is a prepare that
-// later view replaced, and cannot be committed (VOPR seed 26 with
-// -rollback: a header-only slot in log_view 12, the only body in the core a
-// view-10 prepare, the view-12 body on a frozen replica).
+// The canonical identity is the one the view change's merge can know:
+// the copy (body or header) of a core replica of the highest log_view, or
+// else the parent that the canonical op above names. A body of an older
+// log with another identity is a prepare that later view replaced (VOPR
+// seed 26 with -rollback: a header-only slot in log_view 12, the only body
+// in the core a view-10 prepare, the view-12 body on a frozen replica). A
+// body of an older log where the core knows no canonical identity at all
+// proves nothing either: the highest log_view may have replaced it with a
+// prepare that replicas outside the core acknowledged and committed (VOPR
+// seed 11971028900399579235: the log_view-11 head is a slot its one holder
+// in the core cannot read, the log_view-9 replicas hold a view-9 prepare
+// there, and the merge can neither adopt nor truncate the op).
 func missingPrepare(core []coreLog, nackQuorum int) string {
 	if len(core) == 0 {
 		return ""
 	}
-	commit, head := core[0].commitMax, uint64(0)
+	commit, logView := core[0].commitMax, uint32(0)
 	for _, c := range core {
 		commit = min(commit, c.commitMax)
-		head = max(head, c.op)
+		logView = max(logView, c.logView)
 	}
+	head := uint64(0)
+	for _, c := range core {
+		if c.logView == logView {
+			head = max(head, c.op)
+		}
+	}
+	canonical := canonicalIdentities(core, logView, commit, head)
 	for op := commit + 1; op <= head; op++ {
-		adopted := adoptedIdentities(core, op)
+		id, known := canonical[op]
 		held, nacks := false, 0
 		var unknown, replaced []uint8
 		for _, c := range core {
@@ -102,7 +132,7 @@ func missingPrepare(core []coreLog, nackQuorum int) string {
 			}
 			switch c.knows(op) {
 			case journal.Held:
-				if id, _ := c.identity(op); slices.Contains(adopted, id) {
+				if got, _ := c.identity(op); known && got == id {
 					held = true
 				} else {
 					replaced = append(replaced, c.replica)
@@ -116,8 +146,11 @@ func missingPrepare(core []coreLog, nackQuorum int) string {
 		if !held && nacks < nackQuorum {
 			why := fmt.Sprintf("op %d is held by no core replica, and only %d of the %d nacks that would prove it uncommitted exist (replicas %v cannot read it",
 				op, nacks, nackQuorum, unknown)
-			if len(replaced) > 0 {
+			switch {
+			case len(replaced) > 0 && known:
 				why += fmt.Sprintf("; replicas %v hold a prepare a later log replaced", replaced)
+			case len(replaced) > 0:
+				why += fmt.Sprintf("; no core replica knows its identity in log_view %d, so the older prepare replicas %v hold may have been replaced", logView, replaced)
 			}
 			return why + "); it may have been committed outside the core"
 		}
@@ -125,19 +158,43 @@ func missingPrepare(core []coreLog, nackQuorum int) string {
 	return ""
 }
 
-// adoptedIdentities returns the identities of op as known by the core
-// replicas of the highest log_view that know it (by body or header).
-func adoptedIdentities(core []coreLog, op uint64) []wire.U128 {
-	var ids []wire.U128
-	best := uint32(0)
-	for _, c := range core {
-		id, ok := c.identity(op)
-		switch {
-		case !ok || c.op < op:
-		case len(ids) == 0 || c.logView > best:
-			best, ids = c.logView, append(ids[:0], id)
-		case c.logView == best:
-			ids = append(ids, id)
+// canonicalIdentities returns the identity of each op in (commit, head] as
+// the view change's merge can know it: from a core replica of logView whose
+// head reaches the op, else as the parent of the canonical op above when a
+// core replica holds a header that names it. Ops it cannot know are absent.
+func canonicalIdentities(core []coreLog, logView uint32, commit, head uint64) map[uint64]wire.U128 {
+	ids := make(map[uint64]wire.U128)
+	var named wire.U128 // the parent the canonical op above names
+	haveNamed := false
+	for op := head; op > commit; op-- {
+		id, ok := wire.U128{}, false
+		for _, c := range core {
+			if c.logView != logView || c.op < op {
+				continue
+			}
+			if got, known := c.identity(op); known {
+				id, ok = got, true
+				break
+			}
+		}
+		if !ok && haveNamed {
+			id, ok = named, true
+		}
+		haveNamed = false
+		if !ok {
+			continue
+		}
+		ids[op] = id
+		for _, c := range core {
+			if c.op < op || c.parent == nil {
+				continue
+			}
+			if got, known := c.identity(op); known && got == id {
+				if p, ok := c.parent(op); ok {
+					named, haveNamed = p, true
+					break
+				}
+			}
 		}
 	}
 	return ids

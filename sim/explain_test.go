@@ -24,12 +24,19 @@ func TestMissingPrepare(t *testing.T) {
 		}, identity: func(uint64) (wire.U128, bool) { return wire.U128{Lo: 1}, true }}
 	}
 	// versioned gives a core replica its log_view and the identity of its
-	// copy of each op: 1 unless other says otherwise.
+	// copy of each op: 1 unless other says otherwise (0: it knows none).
+	// Every copy of identity 1 names identity 1 as its parent.
 	versioned := func(c coreLog, logView uint32, other map[uint64]uint64) coreLog {
 		c.logView = logView
 		c.identity = func(o uint64) (wire.U128, bool) {
 			if id, ok := other[o]; ok {
-				return wire.U128{Lo: id}, true
+				return wire.U128{Lo: id}, id != 0
+			}
+			return wire.U128{Lo: 1}, true
+		}
+		c.parent = func(o uint64) (wire.U128, bool) {
+			if id, known := c.identity(o); !known || id.Lo != 1 {
+				return wire.U128{}, false
 			}
 			return wire.U128{Lo: 1}, true
 		}
@@ -77,6 +84,20 @@ func TestMissingPrepare(t *testing.T) {
 		}, 2, "op 19 is held by no core replica, and only 0 of the 2 nacks that would prove it uncommitted exist (replicas [0] cannot read it; replicas [1] hold a prepare a later log replaced)"},
 		{"a body of the highest log_view counts, whoever holds it", []coreLog{
 			versioned(log(0, 20, 16, journal.Held, map[uint64]journal.Knowledge{19: journal.HeaderOnly}), 12, nil),
+			versioned(log(1, 20, 16, journal.Held, nil), 10, nil),
+		}, 2, ""},
+		{"seed 11971028900399579235: the highest log_view's head is unreadable, older logs hold another prepare there", []coreLog{
+			versioned(log(0, 98, 93, journal.Held, map[uint64]journal.Knowledge{98: journal.Unknown}), 11, map[uint64]uint64{98: 0}),
+			versioned(log(2, 97, 93, journal.Held, nil), 11, nil),
+			versioned(log(3, 100, 62, journal.Held, nil), 9, map[uint64]uint64{98: 0xa3d3, 99: 0x37d6, 100: 0xae5b}),
+			versioned(log(4, 98, 94, journal.Held, nil), 9, map[uint64]uint64{98: 0xa3d3}),
+		}, 4, "op 98 is held by no core replica, and only 1 of the 4 nacks that would prove it uncommitted exist (replicas [0] cannot read it; no core replica knows its identity in log_view 11, so the older prepare replicas [3 4] hold may have been replaced)"},
+		{"ops above the highest log_view's head are not asked", []coreLog{
+			versioned(log(0, 97, 93, journal.Held, nil), 11, nil),
+			versioned(log(3, 100, 62, journal.Unknown, nil), 9, nil),
+		}, 2, ""},
+		{"the op above names the canonical identity an older log holds", []coreLog{
+			versioned(log(0, 20, 16, journal.Held, map[uint64]journal.Knowledge{19: journal.Unknown}), 12, map[uint64]uint64{19: 0}),
 			versioned(log(1, 20, 16, journal.Held, nil), 10, nil),
 		}, 2, ""},
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"slices"
 	"strconv"
 	"strings"
@@ -85,5 +86,31 @@ func TestRegressionSeedsWithFlags(t *testing.T) {
 	}
 	if replayed == 0 {
 		t.Fatal("no regression seed with flags: this test replays nothing")
+	}
+}
+
+var longSeeds = flag.Bool("vopr.long", false, "replay the long-run regression seeds (seeds/*.seed with test: vopr-long; minutes of CPU each)")
+
+// TestLongRegressionSeeds replays every long-run regression seed through
+// the command, as its file says; each must pass. They take minutes, so
+// plain go test skips them: the nightly job replays them, and
+// go test ./cmd/vopr -run TestLongRegressionSeeds -vopr.long does too.
+func TestLongRegressionSeeds(t *testing.T) {
+	regressions, err := kernel.ReadSeeds("../../seeds", "vopr-long")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(regressions) == 0 {
+		t.Fatal("no long-run regression seed: this test replays nothing")
+	}
+	if !*longSeeds {
+		t.Skipf("%d long-run seeds: replayed with -vopr.long", len(regressions))
+	}
+	for _, reg := range regressions {
+		args := append([]string{"-seed", strconv.FormatUint(reg.Seed, 10)}, reg.Flags...)
+		out, stderr, code := vopr(t, nil, args...)
+		if code != 0 {
+			t.Errorf("regression %s: vopr %s: exit %d\n%s%s", reg.File, strings.Join(args, " "), code, out, stderr)
+		}
 	}
 }

@@ -120,3 +120,85 @@ func viewChangeOf(t *testing.T, c *cluster, a, b *replica) {
 		t.Fatalf("replicas %d and %d never finished a view change (probes %v)", a.id, b.id, c.probes)
 	}
 }
+
+// TestMergeWaitsForAHeadOnlyAnUnreadableSlotKnew: the canonical voter
+// (highest log_view) cannot read its head slot, and the only copy of that
+// op in the quorum is a prepare of an older view that a lower log_view
+// holds. The canonical log may have replaced it: here it did, with a
+// prepare the frozen replica and the canonical voter acknowledged (a
+// replication quorum, so possibly committed). The merge must neither adopt
+// the older prepare nor truncate the op (one nack of the two a truncation
+// needs), but wait; once the replica holding the canonical op returns,
+// the view change completes with it (VOPR seed 11971028900399579235, six
+// replicas: the stall is unavoidable, and the liveness phase now explains
+// it instead of failing).
+func TestMergeWaitsForAHeadOnlyAnUnreadableSlotKnew(t *testing.T) {
+	c := newCluster(t, 3, 33)
+	r0, r1, r2 := c.replicas[0], c.replicas[1], c.replicas[2]
+	f4, _ := preparedAlone(t, c) // r0 prepared a view-0 op 4 and is down
+	f3, ok := r1.journal.Frame(3)
+	if !ok {
+		t.Fatal("r1 does not hold op 3")
+	}
+	g4 := replacingPrepare(f3, 3)
+
+	r1.crash()
+	r2.crash()
+	// r0: log_view 3, holds the view-3 op 4 it prepared as primary of view 3.
+	delete(r0.journal.durable, 5)
+	delete(r0.journal.acked, 5)
+	holdDurably(r0, g4)
+	r0.journal.durableState.View, r0.journal.durableState.LogView = 3, 3
+	// r1: log_view 3, acknowledged g4, then its slot became unreadable.
+	r1.journal.durableState.View, r1.journal.durableState.LogView = 3, 3
+	delete(r1.journal.durable, 4)
+	r1.journal.faulty[4] = true
+	// r2: log_view 0, holds view 0's op 4.
+	holdDurably(r2, f4)
+	r1.start(false)
+	r2.start(false)
+
+	c.run(200_000)
+	for _, r := range []*replica{r1, r2} {
+		if r.group.Status() == StatusNormal {
+			c.dump()
+			t.Fatalf("replica %d is Normal at op %d without the canonical op 4", r.id, r.group.Op())
+		}
+	}
+	if f, held := r1.journal.Frame(4); held {
+		t.Fatalf("r1 took op %s as op 4, a prepare the canonical log may have replaced", wire.HeaderOf(f).Checksum())
+	}
+	if c.probes["view change waits for a header"] == 0 {
+		t.Fatalf("the merge never waited for op 4's header (probes %v)", c.probes)
+	}
+
+	r0.start(false)
+	holdsG4 := func() bool {
+		for _, r := range c.replicas {
+			f, held := r.journal.Frame(4)
+			if r.group.Status() != StatusNormal || !held || wire.HeaderOf(f).Checksum() != wire.HeaderOf(g4).Checksum() {
+				return false
+			}
+		}
+		return true
+	}
+	if !c.runUntil(400_000, holdsG4) {
+		c.dump()
+		t.Fatal("the view change did not complete with the view-3 op 4 once r0 returned")
+	}
+}
+
+// replacingPrepare builds the prepare a primary of view would have built at
+// the op above parent, with a body of its own: a later log's replacement
+// for whatever an older view prepared there.
+func replacingPrepare(parent []byte, view uint32) []byte {
+	var p wire.PrepareHeader
+	p.Decode(wire.HeaderOf(parent))
+	x := p
+	x.Prefix.View = view
+	x.Parent = wire.HeaderOf(parent).Checksum()
+	x.Op = p.Op + 1
+	x.Request = p.Request + 100
+	x.Timestamp = p.Timestamp + 1
+	return wire.BuildFrame(&x, []byte("replacement"))
+}

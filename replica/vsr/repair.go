@@ -134,9 +134,15 @@ func (g *Group) missingRange() (lo, hi uint64, ok bool) {
 			// The stretch is the run of ops we lack that ends here: asking
 			// for ops we hold as well would let a server that lacks one of
 			// them stop there (it serves up to its first gap), short of the
-			// op we need, again and again.
+			// op we need, again and again. Below a break in the chain we
+			// cannot tell our frames canonical yet, but a frame we hold is
+			// checked once the chain reaches it: asking for it again only
+			// puts the servers' own holes in the way (VOPR long run, seed 1:
+			// every replica asked for eight ops ending at its own hole, each
+			// stretch held a hole of every peer, and nobody applied an op for
+			// 2 M ticks).
 			lo := op
-			for lo > lowest && op-lo+1 < chunk && !g.holdsCanonical(lo-1) {
+			for lo > lowest && op-lo+1 < chunk && g.lacks(lo-1) {
 				lo--
 			}
 			return lo, op, true
@@ -146,6 +152,17 @@ func (g *Group) missingRange() (lo, hi uint64, ok bool) {
 		}
 	}
 	return lowest, min(top, lowest+chunk-1), true
+}
+
+// lacks reports whether a repair should fetch op: its canonical identity is
+// known and not what the journal holds, or it is unknown and the journal
+// holds no frame for the op at all.
+func (g *Group) lacks(op uint64) bool {
+	if _, known := g.canon[op]; known {
+		return !g.holdsCanonical(op)
+	}
+	_, held := g.deps.Journal.Frame(op)
+	return !held
 }
 
 // chainKnown reports whether op's identity follows from op+1's canonical header.

@@ -49,3 +49,52 @@ func TestRepairAcrossHolesOnBothReplicas(t *testing.T) {
 		}
 	}
 }
+
+// TestRepairBelowAChainBreakAsksOnlyForWhatItLacks: every replica restarts
+// (commit_min 0) having lost two committed ops outright (slot unreadable,
+// no header), each replica different ones a few below the head, so each
+// knows the canonical chain only down to its own higher hole. A repair must ask for the ops
+// it lacks, not for the ops below the hole that its journal holds but
+// cannot check yet: a stretch reaching down over them contains the
+// server's own hole, where the server stops, short of the op the asker
+// needs, on every peer in turn. (VOPR long run, seed 1 with 3 M safety
+// ticks: after 5,028 crashes all three replicas sat at commit_min 0 of
+// 1,573 for 2 M ticks, asking 171..178, 172..179 and 167..174 of peers
+// whose holes were 174, 178 and 179.)
+func TestRepairBelowAChainBreakAsksOnlyForWhatItLacks(t *testing.T) {
+	c := newCluster(t, 3, 34)
+	commitEverywhere(t, c, 1, 24)
+	// Each replica's stretch of eight ops ending at its higher hole holds a
+	// hole of each peer's below it: 16..23 for replica 0 meets 18 and 16.
+	holes := map[uint8][]uint64{0: {23, 17}, 1: {22, 18}, 2: {21, 16}}
+	for _, r := range c.replicas {
+		r.crash()
+		for _, op := range holes[r.id] {
+			delete(r.journal.durable, op)
+			delete(r.journal.acked, op)
+			r.journal.faulty[op] = true
+		}
+		r.journal.durableState.CommitMax = 24 // the StartView's headers start at op 24
+	}
+	for _, r := range c.replicas {
+		r.start(false)
+	}
+	if !c.runUntil(400_000, func() bool {
+		for _, r := range c.replicas {
+			if r.group.Status() != StatusNormal || r.group.CommitMin() < 24 {
+				return false
+			}
+		}
+		return true
+	}) {
+		c.dump()
+		t.Fatalf("the replicas did not repair each other's holes (probes %v)", c.probes)
+	}
+	for _, r := range c.replicas {
+		for _, op := range holes[r.id] {
+			if f, ok := r.journal.Frame(op); !ok || wire.HeaderOf(f).Checksum() != c.canon[op] {
+				t.Fatalf("replica %d does not hold the committed op %d it lost", r.id, op)
+			}
+		}
+	}
+}
