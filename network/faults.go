@@ -2,6 +2,8 @@ package network
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"slices"
 
 	"github.com/iggy-vopr/vopr/replica/wire"
@@ -72,22 +74,69 @@ func (n *Network) tickFaults(nowNs int64) (changed bool, hash uint64) {
 			changed, hash = true, n.startRandomPartition(hash)
 		}
 	}
-	if o.ClogProbability > 0 {
-		for _, from := range n.byID {
-			for _, to := range n.byID {
-				p := &n.paths[from][to]
-				if from == to || nowNs < p.clogUntilNs || n.rngClog.Float64() >= o.ClogProbability {
-					continue
-				}
-				p.clogUntilNs = nowNs + draw(n.rngClog, 0, o.ClogDurationMeanNs)
-				n.stats.Clogs++
-				changed = true
-				hash = mix(mix(mix(hash, uint64(n.nodes[from].id)), uint64(n.nodes[to].id)), uint64(p.clogUntilNs))
-			}
-		}
+	if o.ClogProbability > 0 && nowNs >= n.clogScanNs {
+		c, h := n.tickClogs(nowNs)
+		changed, hash = changed || c, mix(hash, h)
 	}
 	return changed, hash
 }
+
+// tickClogs clogs the paths due to clog now. Each path clogs with
+// ClogProbability at every tick it is not clogged; rather than a draw per
+// path per tick (hundreds a tick with a dozen clients), a path that becomes
+// eligible draws how many ticks pass until its next clog (the geometric
+// distribution of the same Bernoulli process), and the network scans its
+// paths only at the earliest tick one of them is due or unclogs.
+func (n *Network) tickClogs(nowNs int64) (changed bool, hash uint64) {
+	o := &n.opts
+	next := int64(math.MaxInt64)
+	for _, from := range n.byID {
+		for _, to := range n.byID {
+			if from == to {
+				continue
+			}
+			p := &n.paths[from][to]
+			if nowNs < p.clogUntilNs {
+				p.clogAtNs = 0 // eligible again once unclogged: draw then
+				next = min(next, p.clogUntilNs)
+				continue
+			}
+			if p.clogAtNs == 0 {
+				p.clogAtNs = nowNs + (geometricTicks(n.rngClog, o.ClogProbability)-1)*TickNs
+			}
+			if p.clogAtNs > nowNs {
+				next = min(next, p.clogAtNs)
+				continue
+			}
+			p.clogAtNs = 0
+			p.clogUntilNs = nowNs + draw(n.rngClog, 0, o.ClogDurationMeanNs)
+			n.stats.Clogs++
+			changed = true
+			hash = mix(mix(mix(hash, uint64(n.nodes[from].id)), uint64(n.nodes[to].id)), uint64(p.clogUntilNs))
+			next = min(next, p.clogUntilNs)
+		}
+	}
+	n.clogScanNs = next
+	return changed, hash
+}
+
+// geometricTicks draws the tick, counting from 1, of the first success of
+// a Bernoulli process with probability p per tick.
+func geometricTicks(r *rand.Rand, p float64) int64 {
+	if p >= 1 {
+		return 1
+	}
+	u := 1 - r.Float64() // in (0, 1]
+	k := math.Floor(math.Log(u)/math.Log1p(-p)) + 1
+	if k > geometricTicksMax {
+		return geometricTicksMax
+	}
+	return int64(k)
+}
+
+// geometricTicksMax caps a geometric draw: about 35 years of ticks, far
+// past any run, and no overflow in nanoseconds.
+const geometricTicksMax = 1 << 37
 
 // startRandomPartition replaces the cuts with a newly drawn partition and
 // folds it into hash.
@@ -292,6 +341,7 @@ func (n *Network) Heal(nodes []NodeID) {
 			p.clogUntilNs = min(p.clogUntilNs, now)
 		}
 	}
+	n.clogScanNs = 0 // unclogged paths are eligible again
 	if n.partitioned && !n.anyCut() {
 		n.partitioned = false
 		n.partitionChangedNs = now
@@ -386,6 +436,8 @@ func (n *Network) Clog(from, to NodeID, untilNs int64) {
 	p := &n.paths[n.lookup(from)][n.lookup(to)]
 	if untilNs > p.clogUntilNs {
 		p.clogUntilNs = untilNs
+		p.clogAtNs = 0
+		n.clogScanNs = min(n.clogScanNs, untilNs) // eligible again from then
 		n.stats.Clogs++
 	}
 }

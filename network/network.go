@@ -285,6 +285,7 @@ type node struct {
 type path struct {
 	cut         bool  // a partition stops from -> to
 	clogUntilNs int64 // nothing crosses before this time
+	clogAtNs    int64 // the tick it clogs at, once eligible (0: not drawn yet)
 	stats       Counters
 }
 
@@ -315,6 +316,7 @@ type Network struct {
 	faultsOn           bool
 	partitioned        bool  // some path is cut
 	partitionChangedNs int64 // when partitioned last changed
+	clogScanNs         int64 // the earliest tick a path may clog or unclog
 	ticker             ticker
 
 	filters    []filterEntry // sorted by id
@@ -378,6 +380,7 @@ func (n *Network) AddNode(id NodeID, replica bool, ep Endpoint) {
 	for i := range n.paths {
 		n.paths[i] = append(n.paths[i], path{})
 	}
+	n.clogScanNs = 0 // its paths draw their first clog
 	n.paths = append(n.paths, make([]path, len(n.nodes)))
 }
 

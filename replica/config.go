@@ -100,7 +100,7 @@ func (c *Config) JournalConfig() journal.Config {
 		SlotCount:      p.JournalSlots,
 		FrameSizeMax:   int(p.FrameSizeMax),
 		AppendsMax:     appends,
-		IOsMax:         appends + 1,
+		IOsMax:         appends + 2,
 		StateWritesMax: 64,
 		Cluster:        c.Cluster(),
 		Replica:        c.Replica,

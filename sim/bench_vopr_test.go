@@ -39,6 +39,7 @@ func BenchmarkVOPRSwarm(b *testing.B) {
 	b.ReportMetric(float64(seeds)/wall, "seeds/s")
 	b.ReportMetric(float64(ticks)*float64(kernel.TickNs)/1e9/wall, "sim-s/wall-s")
 	b.ReportMetric(float64(frames)/cpu, "frames/cpu-s")
+	b.ReportMetric(float64(ticks)*float64(kernel.TickNs)/1e9/cpu, "sim-s/cpu-s")
 }
 
 // heapSampler samples the heap in use every few hundred trace lines, so a

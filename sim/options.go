@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/iggy-vopr/vopr/network"
+	"github.com/iggy-vopr/vopr/replica"
 )
 
 // Options are every knob of one VOPR run. Swarm draws them all from the
@@ -145,11 +146,51 @@ func Swarm(seed uint64) Options {
 }
 
 // NoFaults turns every fault off (vopr -faults=none): the protocol alone.
+// The rollback nemesis is a fault too (it partitions the replicas), so it
+// goes off with the random ones.
 func (o *Options) NoFaults() {
 	o.ResetProbability, o.PartitionProbability, o.ClogProbability, o.CorruptProbability = 0, 0, 0, 0
 	o.LatentProbability, o.CorruptSectorProbability, o.MisdirectProbability = 0, 0, 0
 	o.CrashProbability, o.PauseProbability = 0, 0
 	o.ClockOffsetMaxNs, o.ClockDriftMaxPPB = 0, 0
+	o.Rollback = false
+}
+
+// LongSafetyTicks is the safety phase's tick budget of a long run (vopr
+// -long): 3 M ticks, 8.3 hours of virtual time, where crashes and restarts
+// pile up far past what a swarm seed's 20,000 ticks reach.
+const LongSafetyTicks = 3_000_000
+
+// LongRequestsMax is the request count of a long run whose clients fit the
+// client table. The journal holds SimulationProfile().JournalSlots ops
+// (4096) and, until checkpoints exist, a full journal stops the cluster
+// (the liveness phase then explains the stall instead of checking
+// convergence), so a long run must stay below it: each request is one op
+// and each client's Register one more, which leaves 4096 - 3500 - clients
+// slots of headroom.
+const LongRequestsMax = 3500
+
+// LongRequests is the request count of a long run with clients clients.
+// With more clients than the client table's slots, sessions get evicted
+// and an evicted client registers again, which costs an op too: at most
+// one Register per request it sends, so the cap halves and the run still
+// fits the journal.
+func LongRequests(clients int) int {
+	if clients > replica.SimulationProfile().ClientTableMax {
+		return LongRequestsMax / 2
+	}
+	return LongRequestsMax
+}
+
+// Long is the long-run preset (vopr -long): the swarm's draw for seed,
+// with LongSafetyTicks of safety phase and LongRequests requests, so that
+// a run lasts long enough for replicas to crash and restart late in a long
+// history, and still fits the journal.
+func Long(seed uint64) Options {
+	o := Swarm(seed)
+	o.SafetyTicksMax = LongSafetyTicks
+	o.Requests = LongRequests(o.Clients)
+	return o
 }
 
 // Check reports the first knob out of its range.

@@ -96,3 +96,12 @@ func (d pausableDevice) Write(sector uint64, data []byte, done func(error)) {
 }
 
 func (d pausableDevice) Sync(done func(error)) { d.dev.Sync(d.wrap(done)) }
+
+func (d pausableDevice) ReadBatch(extents []storage.Extent, done func()) {
+	wrapped := d.wrap(func(error) { done() })
+	d.dev.ReadBatch(extents, func() { wrapped(nil) })
+}
+
+func (d pausableDevice) WriteBatch(extents []storage.Extent, done func(error)) {
+	d.dev.WriteBatch(extents, d.wrap(done))
+}

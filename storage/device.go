@@ -52,6 +52,15 @@ import "errors"
 // unknown (Linux may drop the dirty pages), so the replica treats either
 // error as fatal and restarts from what is durable rather than retrying.
 //
+// Batches. ReadBatch and WriteBatch submit many I/Os at once, as a recovery
+// scan or a format does with io_uring or preadv: each extent is one I/O
+// under every rule above (its own sectors, its own faults, its own error),
+// but the batch completes as a whole: done runs once, after every extent has
+// completed. Extents of one batch may lie anywhere on the device; the
+// extents of a write batch must not overlap one another (which of two would
+// win is not promised). A batch counts as one I/O against any bound on I/Os
+// in flight.
+//
 // Crash. When the process crashes, no done of an I/O issued before the crash
 // ever runs. Afterwards each sector that had a write not yet durable (one
 // completed but not synced, or one in flight) holds its last durable bytes,
@@ -72,6 +81,21 @@ type Device interface {
 	// Sync makes durable the writes completed before the call, then runs
 	// done.
 	Sync(done func(error))
+	// ReadBatch reads every extent, then runs done once; each extent's Err
+	// is nil or ErrReadFault for that extent alone. The extents (and their
+	// buffers) belong to the device until done runs.
+	ReadBatch(extents []Extent, done func())
+	// WriteBatch writes every extent (data copied at the call), then runs
+	// done once.
+	WriteBatch(extents []Extent, done func(error))
+}
+
+// Extent is one I/O of a batch: len(Buf)/SectorSize() consecutive sectors
+// from Sector. A read batch fills Buf and sets Err.
+type Extent struct {
+	Sector uint64
+	Buf    []byte
+	Err    error
 }
 
 // ErrReadFault is the error a read completes with when a sector in its range

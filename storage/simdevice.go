@@ -116,6 +116,8 @@ const (
 	ioRead
 	ioWrite
 	ioSync
+	ioReadBatch
+	ioWriteBatch
 )
 
 // ioSlot is one I/O in flight. Slots are preallocated (IOsMax of them) and
@@ -129,6 +131,13 @@ type ioSlot struct {
 	owned       []byte // the slot's own buffer for write data, kept across I/Os
 	boundarySeq uint64 // sync: the writes completed before the call are those with seq <= boundarySeq
 	done        func(error)
+	// A batch's extents: a read batch's are the caller's; a write batch's
+	// are the slot's own (kept across I/Os), each Sector where the write
+	// lands and Buf a piece of owned.
+	extents     []Extent
+	ownedExts   []Extent
+	batchDone   func()
+	misdirected int // write batch: extents that land elsewhere
 }
 
 // version is a completed write's bytes for one sector, not yet durable. seq
@@ -322,7 +331,7 @@ func NewSimDevice(sched Scheduler, streams Streams, node int32, opts Options) *S
 func (d *SimDevice) resetSlots() {
 	d.slotsFree = d.slotsFree[:0]
 	for i := len(d.slots) - 1; i >= 0; i-- {
-		d.slots[i] = ioSlot{owned: d.slots[i].owned}
+		d.slots[i] = ioSlot{owned: d.slots[i].owned, ownedExts: d.slots[i].ownedExts[:0]}
 		d.slotsFree = append(d.slotsFree, uint16(i))
 	}
 }
@@ -404,26 +413,88 @@ func (d *SimDevice) Read(sector uint64, buf []byte, done func(error)) {
 	d.schedule(i, d.opts.ReadLatency, d.rngReadLatency)
 }
 
+// ReadBatch implements Device: one slot and one completion event for the
+// whole batch, and for each extent the faults a read of its own draws.
+func (d *SimDevice) ReadBatch(extents []Extent, done func()) {
+	if done == nil {
+		panic("storage: read batch with nil done")
+	}
+	if len(extents) == 0 {
+		panic("storage: empty read batch")
+	}
+	for k := range extents {
+		d.checkRange("read", extents[k].Sector, len(extents[k].Buf), noDone)
+	}
+	i := d.acquire(ioReadBatch, nil)
+	s := &d.slots[i]
+	s.extents, s.batchDone = extents, done
+	d.schedule(i, d.opts.ReadLatency, d.rngReadLatency)
+}
+
+// noDone stands for a done callback in argument checks of batches, whose
+// done has another type.
+func noDone(error) {}
+
 // Write implements Device. A misdirect is decided here, so that a crash
 // while the write is in flight tears where the write was going to land.
 func (d *SimDevice) Write(sector uint64, data []byte, done func(error)) {
 	count := d.checkRange("write", sector, len(data), done)
 	i := d.acquire(ioWrite, done)
 	s := &d.slots[i]
-	s.sector = d.misdirect(sector, count)
+	s.sector = d.land(sector, count)
 	s.misdirect = s.sector != sector
-	if s.misdirect {
+	s.owned = append(s.owned[:0], data...)
+	s.buf = s.owned
+	d.schedule(i, d.opts.WriteLatency, d.rngWriteLatency)
+}
+
+// WriteBatch implements Device: each extent is copied and may be
+// misdirected as a write of its own; one completion event for the batch.
+func (d *SimDevice) WriteBatch(extents []Extent, done func(error)) {
+	if len(extents) == 0 {
+		panic("storage: empty write batch")
+	}
+	total := 0
+	for k := range extents {
+		d.checkRange("write", extents[k].Sector, len(extents[k].Buf), done)
+		total += len(extents[k].Buf)
+	}
+	i := d.acquire(ioWriteBatch, done)
+	s := &d.slots[i]
+	if cap(s.owned) < total {
+		s.owned = make([]byte, 0, total)
+	}
+	s.owned = s.owned[:0]
+	s.ownedExts = s.ownedExts[:0]
+	s.misdirected = 0
+	for _, e := range extents {
+		count := uint64(len(e.Buf) / d.sectorSize)
+		at := len(s.owned)
+		s.owned = append(s.owned, e.Buf...)
+		landing := d.land(e.Sector, count)
+		if landing != e.Sector {
+			s.misdirected++
+		}
+		s.ownedExts = append(s.ownedExts, Extent{Sector: landing, Buf: s.owned[at:len(s.owned):len(s.owned)]})
+	}
+	s.extents = s.ownedExts
+	d.schedule(i, d.opts.WriteLatency, d.rngWriteLatency)
+}
+
+// land decides where a write of count sectors aimed at sector lands, and
+// records a misdirect for the checkers.
+func (d *SimDevice) land(sector, count uint64) uint64 {
+	landing := d.misdirect(sector, count)
+	if landing != sector {
 		if d.missed == nil {
 			d.missed, d.hit = make(map[uint64]struct{}), make(map[uint64]struct{})
 		}
 		for k := range count {
 			d.missed[sector+k] = struct{}{}
-			d.hit[s.sector+k] = struct{}{}
+			d.hit[landing+k] = struct{}{}
 		}
 	}
-	s.owned = append(s.owned[:0], data...)
-	s.buf = s.owned
-	d.schedule(i, d.opts.WriteLatency, d.rngWriteLatency)
+	return landing
 }
 
 // Sync implements Device.
@@ -450,37 +521,64 @@ func (d *SimDevice) complete(arg uint64) (string, int32, uint64) {
 	switch s.kind {
 	case ioRead:
 		kind = "storage.read"
-		err = d.completeRead(s)
+		err = d.completeRead(s.sector, s.buf)
 		hash = xxh3.HashSeed(s.buf, s.sector)
 		if err != nil {
 			hash = ^hash
 		}
 	case ioWrite:
 		kind = "storage.write"
-		d.completeWrite(s)
+		d.completeWrite(s.sector, s.buf)
+		if s.misdirect {
+			d.stats.Misdirected++
+		}
 		hash = xxh3.HashSeed(s.buf, s.sector)
 	case ioSync:
 		kind = "storage.sync"
 		d.completeSync(s.boundarySeq)
 		hash = s.boundarySeq
+	case ioReadBatch:
+		kind = "storage.read_batch"
+		for k := range s.extents {
+			e := &s.extents[k]
+			e.Err = d.completeRead(e.Sector, e.Buf)
+			h := xxh3.HashSeed(e.Buf, e.Sector)
+			if e.Err != nil {
+				h = ^h
+			}
+			hash = mix64(hash ^ h)
+		}
+	case ioWriteBatch:
+		kind = "storage.write_batch"
+		for _, e := range s.extents {
+			d.completeWrite(e.Sector, e.Buf)
+			hash = mix64(hash ^ xxh3.HashSeed(e.Buf, e.Sector))
+		}
+		d.stats.Misdirected += uint64(s.misdirected)
 	}
 	// Free the slot before done runs: done may issue I/O, and the write's
 	// buffer may then be reused.
-	done := s.done
-	*s = ioSlot{owned: s.owned} // and drop the caller's read buffer
+	done, batchDone := s.done, s.batchDone
+	*s = ioSlot{owned: s.owned, ownedExts: s.ownedExts[:0]} // and drop the caller's buffers
 	d.slotsFree = append(d.slotsFree, uint16(i))
-	done(err)
+	if batchDone != nil {
+		batchDone()
+	} else {
+		done(err)
+	}
 	return kind, d.node, hash
 }
 
-func (d *SimDevice) completeRead(s *ioSlot) error {
-	count := uint64(len(s.buf) / d.sectorSize)
-	d.maybeMark(d.rngLatent, d.opts.Faults.LatentProbability, s.sector, count, faultLatent)
-	d.maybeMark(d.rngCorrupt, d.opts.Faults.CorruptProbability, s.sector, count, faultCorrupt)
+// completeRead fills buf from the sectors at sector as a read completing
+// now, drawing this read's faults.
+func (d *SimDevice) completeRead(first uint64, buf []byte) error {
+	count := uint64(len(buf) / d.sectorSize)
+	d.maybeMark(d.rngLatent, d.opts.Faults.LatentProbability, first, count, faultLatent)
+	d.maybeMark(d.rngCorrupt, d.opts.Faults.CorruptProbability, first, count, faultCorrupt)
 	var err error
 	for k := range count {
-		sector := s.sector + k
-		dst := s.buf[k*uint64(d.sectorSize) : (k+1)*uint64(d.sectorSize)]
+		sector := first + k
+		dst := buf[k*uint64(d.sectorSize) : (k+1)*uint64(d.sectorSize)]
 		st := d.sectors[sector]
 		d.visible(sector, st, dst)
 		if st == nil {
@@ -499,19 +597,21 @@ func (d *SimDevice) completeRead(s *ioSlot) error {
 		}
 	}
 	d.stats.Reads++
-	d.stats.BytesRead += uint64(len(s.buf))
+	d.stats.BytesRead += uint64(len(buf))
 	if err != nil {
 		d.stats.ReadFaults++
 	}
 	return err
 }
 
-func (d *SimDevice) completeWrite(s *ioSlot) {
-	count := uint64(len(s.buf) / d.sectorSize)
+// completeWrite lands buf on the sectors at first as a write completing
+// now, drawing this write's faults.
+func (d *SimDevice) completeWrite(first uint64, buf []byte) {
+	count := uint64(len(buf) / d.sectorSize)
 	d.completedSeq++
 	for k := range count {
-		sector := s.sector + k
-		src := s.buf[k*uint64(d.sectorSize) : (k+1)*uint64(d.sectorSize)]
+		sector := first + k
+		src := buf[k*uint64(d.sectorSize) : (k+1)*uint64(d.sectorSize)]
 		st := d.sectorOf(sector)
 		st.flags = 0 // rewritten
 		// Overwrite the newest version in place when no sync issued since it
@@ -529,13 +629,10 @@ func (d *SimDevice) completeWrite(s *ioSlot) {
 			d.dirty = append(d.dirty, sector)
 		}
 	}
-	d.maybeMark(d.rngLatent, d.opts.Faults.LatentProbability, s.sector, count, faultLatent)
-	d.maybeMark(d.rngCorrupt, d.opts.Faults.CorruptProbability, s.sector, count, faultCorrupt)
+	d.maybeMark(d.rngLatent, d.opts.Faults.LatentProbability, first, count, faultLatent)
+	d.maybeMark(d.rngCorrupt, d.opts.Faults.CorruptProbability, first, count, faultCorrupt)
 	d.stats.Writes++
-	d.stats.BytesWritten += uint64(len(s.buf))
-	if s.misdirect {
-		d.stats.Misdirected++
-	}
+	d.stats.BytesWritten += uint64(len(buf))
 }
 
 // completeSync makes durable, per sector, the newest version completed at or
@@ -732,15 +829,24 @@ func (d *SimDevice) Crash() CrashReport {
 	}
 	var writes []*ioSlot
 	for i := range d.slots {
-		if d.slots[i].kind == ioWrite {
+		if k := d.slots[i].kind; k == ioWrite || k == ioWriteBatch {
 			writes = append(writes, &d.slots[i])
 		}
 	}
 	slices.SortFunc(writes, func(a, b *ioSlot) int { return compareUint64(a.id, b.id) })
+	inFlight := func(first uint64, buf []byte) {
+		for k := range uint64(len(buf) / d.sectorSize) {
+			sector := first + k
+			candidates[sector] = append(candidates[sector], buf[k*uint64(d.sectorSize):(k+1)*uint64(d.sectorSize)])
+		}
+	}
 	for _, w := range writes {
-		for k := range uint64(len(w.buf) / d.sectorSize) {
-			sector := w.sector + k
-			candidates[sector] = append(candidates[sector], w.buf[k*uint64(d.sectorSize):(k+1)*uint64(d.sectorSize)])
+		if w.kind == ioWrite {
+			inFlight(w.sector, w.buf)
+			continue
+		}
+		for _, e := range w.extents {
+			inFlight(e.Sector, e.Buf)
 		}
 	}
 	sectors := make([]uint64, 0, len(candidates))

@@ -33,6 +33,16 @@ const slotCountMax = 1 << 20
 // headerRunSlotsMax is how many header sectors Open reads in one I/O.
 const headerRunSlotsMax = 64
 
+// batchSlotsMax is how many slots' prepare chunks Open reads (and Format
+// marks) in one batch of I/Os.
+const batchSlotsMax = 64
+
+// FormatExtentSlotsDefault is how many ring slots Format formats, and how
+// many more the journal formats each time it first writes beyond them
+// (DEVIATIONS.md 42), when Config.FormatExtentSlots is 0: a swarm seed's few
+// hundred ops stay in the first extent.
+const FormatExtentSlotsDefault = 256
+
 // Config describes one replica's journal and superblock. Every field is
 // required; check panics on a value that cannot be meant.
 type Config struct {
@@ -54,10 +64,15 @@ type Config struct {
 	// caller keeps its own bound below it.
 	AppendsMax int
 	// IOsMax bounds the journal's own I/Os in flight on the device; it must
-	// be at least AppendsMax+1 (one per append at a time, plus one for the
-	// superblock). Open and Format use it as their read and write window.
+	// be at least AppendsMax+2 (one per append at a time, one for the
+	// superblock, one for formatting the next extent of the ring). Open and
+	// Format use it as their read and write window.
 	// The device's bound must leave room for it.
 	IOsMax int
+	// FormatExtentSlots is how many slots the ring is formatted by at a
+	// time (0: FormatExtentSlotsDefault): Format formats the first extent,
+	// and the journal formats the next before it first writes into it.
+	FormatExtentSlots uint64
 	// StateWritesMax bounds the WriteState calls whose done has not fired
 	// yet; one more panics.
 	StateWritesMax int
@@ -79,8 +94,10 @@ func (cfg Config) check() {
 		panic(fmt.Sprintf("journal: frame size max %d, want %d..%d", cfg.FrameSizeMax, wire.HeaderSize, wire.MaxFrameSizeDefault))
 	case cfg.AppendsMax < 1:
 		panic(fmt.Sprintf("journal: appends max %d, want >= 1", cfg.AppendsMax))
-	case cfg.IOsMax < cfg.AppendsMax+1:
-		panic(fmt.Sprintf("journal: IOs max %d, want >= appends max + 1 = %d", cfg.IOsMax, cfg.AppendsMax+1))
+	case cfg.IOsMax < cfg.AppendsMax+2:
+		panic(fmt.Sprintf("journal: IOs max %d, want >= appends max + 2 = %d", cfg.IOsMax, cfg.AppendsMax+2))
+	case cfg.FormatExtentSlots > cfg.SlotCount:
+		panic(fmt.Sprintf("journal: format extent of %d slots in a ring of %d", cfg.FormatExtentSlots, cfg.SlotCount))
 	case cfg.StateWritesMax < 1:
 		panic(fmt.Sprintf("journal: state writes max %d, want >= 1", cfg.StateWritesMax))
 	case cfg.ReplicaCount == 0 || cfg.Replica >= cfg.ReplicaCount:
@@ -168,4 +185,12 @@ func (g geometry) prepareSector(slot uint64) uint64 {
 func (g geometry) paddedBytes(n int) int {
 	s := g.sectorBytes
 	return (n + s - 1) / s * s
+}
+
+// formatExtent is the number of slots formatted at a time.
+func (cfg Config) formatExtent() uint64 {
+	if cfg.FormatExtentSlots == 0 {
+		return min(FormatExtentSlotsDefault, cfg.SlotCount)
+	}
+	return cfg.FormatExtentSlots
 }

@@ -10,10 +10,13 @@
 // bytes plus a seal: the slot's whole prepare frame). Op k lives in slot
 // k % SlotCount. No two ops ever share a sector. Every stored record is
 // followed by a seal over all of it and zero padding (see record.go), and
-// Format writes a distinct, self-checking empty marker into every header
-// sector and the first sector of every prepare chunk, so that after Format
-// everything the journal reads is either a valid marker, valid data, or
-// damage.
+// Format writes a distinct, self-checking empty marker into the header
+// sector and the first sector of the prepare chunk of every slot of the
+// first extent of the ring, so that after Format everything the journal
+// reads is either a valid marker, valid data, or damage. The superblock
+// records how many slots are formatted; the journal formats the next
+// extents before it first writes beyond them, and Open reads only the
+// formatted slots (extent.go; DEVIATIONS.md 42).
 //
 // # Writing
 //
@@ -32,8 +35,9 @@
 //
 // # Recovery
 //
-// Open reads everything and classifies every slot from what its header
-// sector (down) and prepare chunk (across) hold:
+// Open reads the superblock, then every formatted slot (a slot beyond the
+// formatted extent is Empty without a read), and classifies every slot from
+// what its header sector (down) and prepare chunk (across) hold:
 //
 //	                  | empty marker  | valid prepare p                 | damaged
 //	------------------+---------------+---------------------------------+-----------------------

@@ -188,6 +188,25 @@ func (d *failingDevice) Write(sector uint64, data []byte, done func(error)) {
 
 func (d *failingDevice) Sync(done func(error)) { d.SimDevice.Sync(d.wrap("sync", done)) }
 
+// ReadBatch fails one extent of the failAt-th read when that read is a batch.
+func (d *failingDevice) ReadBatch(extents []storage.Extent, done func()) {
+	fail := false
+	if d.kind == "read" {
+		d.count++
+		fail = d.count == d.failAt
+	}
+	d.SimDevice.ReadBatch(extents, func() {
+		if fail {
+			extents[len(extents)-1].Err = d.err
+		}
+		done()
+	})
+}
+
+func (d *failingDevice) WriteBatch(extents []storage.Extent, done func(error)) {
+	d.SimDevice.WriteBatch(extents, d.wrap("write", done))
+}
+
 // TestDeviceErrors: a device error other than a read fault fails Format and
 // Open (done runs once, with the error, after every I/O in flight is
 // back), and is fatal on the append and state paths.

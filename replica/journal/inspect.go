@@ -62,9 +62,9 @@ func InspectState(cfg Config, peek Peek) (wire.VsrState, error) {
 		peek(geo.superblockSector(i), buf)
 		copies[i] = decodeSuperblockChunk(cfg, buf, nil)
 	}
-	state, _, err := chooseSuperblock(cfg, &copies)
+	chosen, err := chooseSuperblock(cfg, &copies)
 	if err != nil {
 		return wire.VsrState{}, fmt.Errorf("journal: inspecting the superblock: %w", err)
 	}
-	return state, nil
+	return chosen.State, nil
 }

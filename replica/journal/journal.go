@@ -3,6 +3,7 @@ package journal
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	"github.com/iggy-vopr/vopr/replica/wire"
 	"github.com/iggy-vopr/vopr/storage"
@@ -105,8 +106,10 @@ type slot struct {
 
 	header  diskRecord
 	prepare diskRecord
-	// headerBytes is the header copy's content when header is diskValid.
-	headerBytes wire.Header
+	// headerBytes is the header copy's content when header is diskValid
+	// (never written through: a new copy replaces it; a pointer, so that
+	// the 4096 slots of a ring a replica opens cost little when empty).
+	headerBytes *wire.Header
 	// vouched: Header and Knowledge may report the header copy's op as
 	// HeaderOnly. False after the caller truncated that op or replaced it
 	// with another identity, and for a header that disagrees with the
@@ -135,6 +138,7 @@ const (
 	stepHeaderWrite             // writing the header sector
 	stepHeaderSync              // syncing it
 	stepSettle                  // already durable: a sync, only to run done later
+	stepAwaitFormat             // its slot lies beyond the formatted extent (extent.go)
 )
 
 // appendOp is one Append or Repair until its done runs. A fixed pool of
@@ -194,6 +198,15 @@ type Journal struct {
 	headerScratch []byte // one sector: the header copy being written
 	chunkScratch  []byte // the prepare chunk being written, grown on demand
 	sb            superblock
+
+	// The formatted extent (extent.go): slots [0, formatted) are formatted
+	// and durably recorded so; formatting runs toward formatTarget while
+	// formatting; awaiting holds the writes parked until it covers them.
+	formatted    uint64
+	formatTarget uint64
+	formatting   bool
+	formatIO     bool // its marker write or sync is in flight
+	awaiting     []*appendOp
 }
 
 // newJournal builds a journal with every slot damaged and nothing held;
@@ -322,6 +335,10 @@ func (j *Journal) start(a *appendOp) {
 	if s.first != a || a.step != stepQueued {
 		panic("journal: start of a write that is not first in its slot")
 	}
+	if slot := a.e.op % j.cfg.SlotCount; slot >= j.formatted {
+		j.awaitFormat(a, slot)
+		return
+	}
 	if a.kind != writeAppend {
 		j.startReconcileWrite(a, s)
 		return
@@ -388,7 +405,7 @@ func (a *appendOp) ioDone(err error) {
 			return
 		}
 		s.header = diskRecord{state: diskValid, op: a.e.op, id: a.e.id}
-		s.headerBytes = *a.e.header()
+		s.headerBytes = cloneHeader(a.e.header())
 		// Vouch for it unless the caller truncated or replaced the op while
 		// it was being written (an entry for a newer op is not a withdrawal).
 		s.vouched = s.mem.is(a.e.op, a.e.id) || s.mem.held() && s.mem.op > a.e.op
@@ -459,7 +476,7 @@ func (j *Journal) Header(op uint64) (wire.Header, bool) {
 		return *s.mem.header(), true
 	}
 	if s.header.state == diskValid && s.header.op == op && s.vouched {
-		return s.headerBytes, true
+		return *s.headerBytes, true
 	}
 	return wire.Header{}, false
 }
@@ -566,7 +583,7 @@ func (j *Journal) checkInvariants() {
 	if free+j.inFlight != j.cfg.AppendsMax {
 		panic(fmt.Sprintf("journal: %d free and %d in flight, AppendsMax %d", free, j.inFlight, j.cfg.AppendsMax))
 	}
-	queued, active := 0, 0
+	queued, active, parked := 0, 0, 0
 	for i := range j.slots {
 		s := &j.slots[i]
 		if s.mem.held() {
@@ -576,7 +593,7 @@ func (j *Journal) checkInvariants() {
 			}
 		}
 		if s.header.state == diskValid {
-			if s.header.op%j.cfg.SlotCount != uint64(i) || s.header.op > s.floorOp || s.headerBytes.Checksum() != s.header.id || opOf(&s.headerBytes) != s.header.op {
+			if s.header.op%j.cfg.SlotCount != uint64(i) || s.header.op > s.floorOp || s.headerBytes.Checksum() != s.header.id || opOf(s.headerBytes) != s.header.op {
 				panic(fmt.Sprintf("journal: slot %d header copy bookkeeping", i))
 			}
 		}
@@ -592,7 +609,14 @@ func (j *Journal) checkInvariants() {
 				panic(fmt.Sprintf("journal: slot %d queues a foreign write", i))
 			}
 			if a == s.first {
-				active++
+				if a.step == stepAwaitFormat {
+					if uint64(i) < j.formatted || !slices.Contains(j.awaiting, a) {
+						panic(fmt.Sprintf("journal: slot %d waits for a format it has, or unlisted", i))
+					}
+					parked++
+				} else {
+					active++
+				}
 				if a.step == stepQueued || a.step == stepFree {
 					panic(fmt.Sprintf("journal: slot %d's first write is not started", i))
 				}
@@ -612,8 +636,15 @@ func (j *Journal) checkInvariants() {
 	if queued != j.inFlight {
 		panic(fmt.Sprintf("journal: %d writes queued, %d in flight", queued, j.inFlight))
 	}
-	if sbIOs := b2i(j.sb.active); j.ios != active+sbIOs {
-		panic(fmt.Sprintf("journal: %d I/Os in flight, %d active writes and %d superblock", j.ios, active, sbIOs))
+	if sbIOs := b2i(j.sb.active); j.ios != active+sbIOs+b2i(j.formatIO) {
+		panic(fmt.Sprintf("journal: %d I/Os in flight, %d active writes, %d superblock and format %v", j.ios, active, sbIOs, j.formatIO))
+	}
+	if parked != len(j.awaiting) || parked > 0 && !j.formatting || j.formatIO && !j.formatting {
+		panic(fmt.Sprintf("journal: %d writes parked, %d listed, formatting %v", parked, len(j.awaiting), j.formatting))
+	}
+	if j.formatted == 0 || j.formatted > j.formatTarget || j.formatTarget > j.cfg.SlotCount ||
+		j.formatted != j.sb.durableFormatted && !j.formatting {
+		panic(fmt.Sprintf("journal: formatted %d, target %d, durable %d, of %d slots", j.formatted, j.formatTarget, j.sb.durableFormatted, j.cfg.SlotCount))
 	}
 }
 

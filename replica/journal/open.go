@@ -14,7 +14,7 @@ import (
 // trusted), reads the four superblock copies and chooses the durable state
 // (see chooseSuperblock), then reads every header sector and every prepare
 // chunk (the first sector, then only as many more as the header's size
-// says), classifies every slot (see classify), and runs done with the
+// says; both in batches of reads, as a recovery scan submits them), classifies every slot (see classify), and runs done with the
 // journal, which holds every Clean prepare in memory, and the Recovery
 // report. Read faults are damage of what they cover. done gets an error,
 // and no journal, when the superblock cannot be trusted or names another
@@ -61,6 +61,7 @@ type opener struct {
 	copiesRead     int
 	state          wire.VsrState
 	sequence       uint64
+	formatted      uint64 // slots [0, formatted) are formatted: read them
 	headers        []headerCopy
 	chunks         []prepareCopy
 	headersRead    uint64     // header copies resolved
@@ -69,6 +70,7 @@ type opener struct {
 	nextChunkSlot  uint64     // next prepare chunk's first sector to read
 	retry          []uint64   // header sectors to read alone (their run failed)
 	rests          []restRead // prepare chunks whose remaining sectors are to be read
+	buffers        [][]byte   // batch buffers free for reuse
 	inFlight       int
 	err            error // a device failure: stop issuing, report once idle
 	finished       bool
@@ -134,37 +136,52 @@ func (o *opener) readSuperblock() {
 			if o.copiesRead < SuperblockCopies {
 				return
 			}
-			state, seq, cerr := chooseSuperblock(o.cfg, &o.copies)
+			chosen, cerr := chooseSuperblock(o.cfg, &o.copies)
 			if cerr != nil {
 				o.fail(cerr)
 				return
 			}
-			o.state, o.sequence = state, seq
+			o.state, o.sequence, o.formatted = chosen.State, chosen.Sequence, chosen.Formatted
+			// Slots beyond the formatted extent were never written since
+			// the device was new: empty, with nothing to read.
+			for slot := o.formatted; slot < o.cfg.SlotCount; slot++ {
+				o.headers[slot] = headerCopy{state: SectorEmpty}
+				o.chunks[slot] = prepareCopy{state: SectorEmpty}
+			}
+			o.headersRead, o.chunksRead = o.cfg.SlotCount-o.formatted, o.cfg.SlotCount-o.formatted
+			o.nextHeaderSlot, o.nextChunkSlot = 0, 0
 			o.phase = phaseSlots
 			o.pump()
 		})
 	}
 }
 
+// scanDepthMax bounds the reads of the rings Open keeps in flight: a
+// recovery scan with a queue depth of its own, so that its batch buffers
+// are reused instead of one per batch of the whole ring at once.
+const scanDepthMax = 4
+
 // pump issues reads while the window allows, then finishes when all is read.
 func (o *opener) pump() {
-	for o.err == nil && o.inFlight < o.cfg.IOsMax {
+	for o.err == nil && o.inFlight < min(o.cfg.IOsMax, scanDepthMax) {
 		switch {
 		case len(o.rests) > 0:
-			r := o.rests[len(o.rests)-1]
-			o.rests = o.rests[:len(o.rests)-1]
-			o.readRest(r)
+			n := min(len(o.rests), batchSlotsMax)
+			batch := append([]restRead(nil), o.rests[len(o.rests)-n:]...)
+			o.rests = o.rests[:len(o.rests)-n]
+			o.readRests(batch)
 		case len(o.retry) > 0:
 			s := o.retry[len(o.retry)-1]
 			o.retry = o.retry[:len(o.retry)-1]
 			o.readHeaders(s, 1)
-		case o.nextHeaderSlot < o.cfg.SlotCount:
-			n := min(o.cfg.SlotCount-o.nextHeaderSlot, headerRunSlotsMax)
+		case o.nextHeaderSlot < o.formatted:
+			n := min(o.formatted-o.nextHeaderSlot, headerRunSlotsMax)
 			o.readHeaders(o.nextHeaderSlot, n)
 			o.nextHeaderSlot += n
-		case o.nextChunkSlot < o.cfg.SlotCount:
-			o.readChunkFirst(o.nextChunkSlot)
-			o.nextChunkSlot++
+		case o.nextChunkSlot < o.formatted:
+			n := min(o.formatted-o.nextChunkSlot, batchSlotsMax)
+			o.readChunkFirsts(o.nextChunkSlot, n)
+			o.nextChunkSlot += n
 		default:
 			o.maybeFinish()
 			return
@@ -175,9 +192,10 @@ func (o *opener) pump() {
 
 func (o *opener) readHeaders(first, count uint64) {
 	sector := o.geo.sectorBytes
-	buf := make([]byte, int(count)*sector)
+	buf := o.batchBuffer(int(count) * sector)
 	o.inFlight++
 	o.dev.Read(o.geo.headerSector(first), buf, func(err error) {
+		defer o.releaseBatchBuffer(buf)
 		if o.completed() {
 			return
 		}
@@ -203,59 +221,95 @@ func (o *opener) readHeaders(first, count uint64) {
 	})
 }
 
-func (o *opener) readChunkFirst(slot uint64) {
-	buf := make([]byte, o.geo.sectorBytes)
+// readChunkFirsts reads the first sector of the prepare chunks of count
+// slots from first, as one batch (a recovery scan submits its reads
+// together): each sector is its own read, with its own faults.
+func (o *opener) readChunkFirsts(first, count uint64) {
+	sector := o.geo.sectorBytes
+	buf := o.batchBuffer(int(count) * sector)
+	extents := make([]storage.Extent, count)
+	for k := range count {
+		extents[k] = storage.Extent{Sector: o.geo.prepareSector(first + k), Buf: buf[int(k)*sector : int(k+1)*sector]}
+	}
 	o.inFlight++
-	o.dev.Read(o.geo.prepareSector(slot), buf, func(err error) {
+	o.dev.ReadBatch(extents, func() {
+		defer o.releaseBatchBuffer(buf)
 		if o.completed() {
 			return
 		}
-		if err != nil {
-			if !errors.Is(err, storage.ErrReadFault) {
-				o.fail(err)
-				return
+		for k, e := range extents {
+			slot := first + uint64(k)
+			if e.Err != nil {
+				if !errors.Is(e.Err, storage.ErrReadFault) {
+					o.fail(e.Err)
+					return
+				}
+				o.resolveChunk(slot, prepareCopy{state: SectorDamaged})
+				continue
 			}
-			o.resolveChunk(slot, prepareCopy{state: SectorDamaged})
-			o.pump()
-			return
-		}
-		state, size := peekPrepareChunk(o.cfg, slot, buf)
-		switch state {
-		case SectorEmpty, SectorDamaged:
-			o.resolveChunk(slot, prepareCopy{state: state})
-		default:
-			padded := o.geo.paddedBytes(size + sealBytes)
-			if padded <= len(buf) {
-				o.resolveChunk(slot, parsePrepareChunk(o.cfg, slot, buf, size))
-				break
+			state, size := peekPrepareChunk(o.cfg, slot, e.Buf)
+			switch state {
+			case SectorEmpty, SectorDamaged:
+				o.resolveChunk(slot, prepareCopy{state: state})
+			default:
+				padded := o.geo.paddedBytes(size + sealBytes)
+				if padded <= len(e.Buf) {
+					// The batch buffer is reused: the copy keeps what it holds.
+					o.resolveChunk(slot, parsePrepareChunk(o.cfg, slot, bytes.Clone(e.Buf), size))
+					break
+				}
+				full := make([]byte, padded)
+				copy(full, e.Buf)
+				o.rests = append(o.rests, restRead{slot: slot, buf: full, size: size})
 			}
-			full := make([]byte, padded)
-			copy(full, buf)
-			o.rests = append(o.rests, restRead{slot: slot, buf: full, size: size})
 		}
 		o.pump()
 	})
 }
 
-func (o *opener) readRest(r restRead) {
+// readRests reads the remaining sectors of prepare chunks whose first
+// sector says the frame extends past it, as one batch.
+func (o *opener) readRests(rests []restRead) {
 	sector := o.geo.sectorBytes
+	extents := make([]storage.Extent, len(rests))
+	for k, r := range rests {
+		extents[k] = storage.Extent{Sector: o.geo.prepareSector(r.slot) + 1, Buf: r.buf[sector:]}
+	}
 	o.inFlight++
-	o.dev.Read(o.geo.prepareSector(r.slot)+1, r.buf[sector:], func(err error) {
+	o.dev.ReadBatch(extents, func() {
 		if o.completed() {
 			return
 		}
-		switch {
-		case err == nil:
-			o.resolveChunk(r.slot, parsePrepareChunk(o.cfg, r.slot, r.buf, r.size))
-		case errors.Is(err, storage.ErrReadFault):
-			o.resolveChunk(r.slot, prepareCopy{state: SectorDamaged})
-		default:
-			o.fail(err)
-			return
+		for k, e := range extents {
+			r := rests[k]
+			switch {
+			case e.Err == nil:
+				o.resolveChunk(r.slot, parsePrepareChunk(o.cfg, r.slot, r.buf, r.size))
+			case errors.Is(e.Err, storage.ErrReadFault):
+				o.resolveChunk(r.slot, prepareCopy{state: SectorDamaged})
+			default:
+				o.fail(e.Err)
+				return
+			}
 		}
 		o.pump()
 	})
 }
+
+// batchBuffer returns a buffer of n bytes for a batch of first sectors,
+// reused across the batches of one open.
+func (o *opener) batchBuffer(n int) []byte {
+	if k := len(o.buffers); k > 0 {
+		b := o.buffers[k-1]
+		o.buffers = o.buffers[:k-1]
+		if cap(b) >= n {
+			return b[:n]
+		}
+	}
+	return make([]byte, n)
+}
+
+func (o *opener) releaseBatchBuffer(b []byte) { o.buffers = append(o.buffers, b) }
 
 func (o *opener) resolveChunk(slot uint64, p prepareCopy) {
 	if o.chunks[slot].state != SectorUnread {
@@ -315,7 +369,7 @@ func (o *opener) maybeFinish() {
 					panic(fmt.Sprintf("journal: header repair of slot %d in state %d", i, s.header.state))
 				}
 				s.header = diskRecord{state: diskValid, op: s.mem.op, id: s.mem.id}
-				s.headerBytes = *s.mem.header()
+				s.headerBytes = cloneHeader(s.mem.header())
 				s.vouched = true
 			}
 			o.phase = phaseDone
@@ -357,6 +411,7 @@ func (o *opener) build() (*Journal, *Recovery) {
 	r := &Recovery{
 		State:     o.state,
 		Sequence:  o.sequence,
+		Formatted: o.formatted,
 		Copies:    o.copies,
 		Slots:     make([]SlotReport, cfg.SlotCount),
 		slotCount: cfg.SlotCount,
@@ -413,6 +468,7 @@ func (o *opener) build() (*Journal, *Recovery) {
 			s.mem = entry{frame: bytes.Clone(p.frame()), op: p.op, id: p.id}
 		}
 	}
-	j.sb.init(j, o.state, o.sequence)
+	j.formatted, j.formatTarget = o.formatted, o.formatted
+	j.sb.init(j, o.state, o.sequence, o.formatted)
 	return j, r
 }

@@ -121,8 +121,9 @@ func TestRapidCrashRecovery(t *testing.T) {
 		cfg.SlotCount = rapid.SampledFrom([]uint64{1, 2, 4, 8}).Draw(rt, "slots")
 		cfg.FrameSizeMax = 2048
 		cfg.AppendsMax = rapid.IntRange(1, 6).Draw(rt, "appends_max")
-		cfg.IOsMax = cfg.AppendsMax + 1 + rapid.IntRange(0, 4).Draw(rt, "ios_spare")
+		cfg.IOsMax = cfg.AppendsMax + 2 + rapid.IntRange(0, 4).Draw(rt, "ios_spare")
 		cfg.StateWritesMax = 4
+		cfg.FormatExtentSlots = rapid.Uint64Range(0, cfg.SlotCount).Draw(rt, "format_extent")
 		mode := rapid.SampledFrom([]crashMode{crashLost, crashKept, crashTorn, crashMixed}).Draw(rt, "crash_mode")
 		e := newEnv(rt, cfg, envOptions{seed: rapid.Uint64().Draw(rt, "seed"), crash: mode})
 		e.format()

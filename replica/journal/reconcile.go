@@ -177,7 +177,7 @@ func (j *Journal) reconcileHeaderDone(a *appendOp, s *slot) {
 		s.header = diskRecord{state: diskEmpty}
 	} else {
 		s.header = diskRecord{state: diskValid, op: a.e.op, id: a.e.id, unacked: a.unacked}
-		s.headerBytes = a.hdr
+		s.headerBytes = cloneHeader(&a.hdr)
 		// Vouched unless an append of this op with another identity came
 		// in meanwhile (the caller's newer word wins).
 		s.vouched = !s.mem.held() || s.mem.is(a.e.op, a.e.id) || s.mem.op > a.e.op

@@ -115,7 +115,19 @@ func sealedWith(b []byte, n int, seal func([]byte) uint64) bool {
 	if binary.LittleEndian.Uint64(b[n:]) != seal(b[:n]) {
 		return false
 	}
-	for _, c := range b[n+sealBytes:] {
+	return allZero(b[n+sealBytes:])
+}
+
+// allZero reports whether every byte of b is zero, a word at a time (the
+// padding of every sector the journal reads is checked).
+func allZero(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
 		if c != 0 {
 			return false
 		}
@@ -229,10 +241,16 @@ type headerCopy struct {
 	state  SectorState
 	op     uint64
 	id     wire.U128
-	header wire.Header // valid only when state is SectorValid
+	header *wire.Header // only when state is SectorValid
 	// unacked: a valid header Reconcile recorded for an op this replica had
 	// not acknowledged (sealed with sealSeedUnacked).
 	unacked bool
+}
+
+// cloneHeader returns a copy of h of its own.
+func cloneHeader(h *wire.Header) *wire.Header {
+	c := *h
+	return &c
 }
 
 // parseHeaderSector classifies one header sector's bytes.
@@ -248,10 +266,10 @@ func parseHeaderSector(cfg Config, slot uint64, b []byte) headerCopy {
 			break
 		}
 		if sealed(b, wire.HeaderSize) {
-			return headerCopy{state: SectorValid, op: opOf(h), id: h.Checksum(), header: *h}
+			return headerCopy{state: SectorValid, op: opOf(h), id: h.Checksum(), header: cloneHeader(h)}
 		}
 		if sealedWith(b, wire.HeaderSize, sealUnackedOf) {
-			return headerCopy{state: SectorValid, op: opOf(h), id: h.Checksum(), header: *h, unacked: true}
+			return headerCopy{state: SectorValid, op: opOf(h), id: h.Checksum(), header: cloneHeader(h), unacked: true}
 		}
 	}
 	return headerCopy{state: SectorDamaged}

@@ -94,6 +94,10 @@ type Recovery struct {
 	State wire.VsrState
 	// Sequence is the superblock sequence of State.
 	Sequence uint64
+	// Formatted is how many ring slots, from slot 0, the chosen superblock
+	// copy records as formatted: Open read those; the rest are Empty, never
+	// written since Format (DEVIATIONS.md 42).
+	Formatted uint64
 	// Copies is what each superblock copy held.
 	Copies [SuperblockCopies]CopyReport
 	// Slots is every slot's report, indexed by slot.

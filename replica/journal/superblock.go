@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -10,7 +11,9 @@ import (
 // Superblock.
 //
 // Each of the SuperblockCopies copies holds one wire superblock record
-// (wire.md 9.2) whose payload is the VsrState, zero-padded to its chunk. An
+// (wire.md 9.2) whose payload is the VsrState, then the journal's format
+// trailer (formatTrailerBytes: a magic, the number of ring slots formatted,
+// and a seal over both), zero-padded to its chunk. An
 // update writes the copies one after the other, each write followed by a
 // sync, in an order that rotates with the sequence (copy seq%4 first), so at
 // most one copy is ever not durable, and a done fires only once all four
@@ -65,17 +68,31 @@ type CopyReport struct {
 	Valid    bool
 	Sequence uint64        // when Valid
 	State    wire.VsrState // when Valid
-	Problem  string        // when not Valid: why
+	// Formatted is the number of ring slots, from slot 0, formatted when
+	// the copy was written (when Valid): slots at and above it have never
+	// been written since the device was new (DEVIATIONS.md 42).
+	Formatted uint64
+	Problem   string // when not Valid: why
 }
 
+// formatTrailerMagic opens the format trailer ("vopjfmt1").
+const formatTrailerMagic uint64 = 0x31746d666a706f76
+
+// formatTrailerBytes is the trailer's size: magic, slots formatted, seal.
+const formatTrailerBytes = 24
+
 // encodeSuperblockChunk returns a whole chunk holding the record of state at
-// sequence, zero-padded.
-func (g geometry) encodeSuperblockChunk(dst []byte, sequence uint64, state wire.VsrState) {
+// sequence and the format trailer, zero-padded.
+func (g geometry) encodeSuperblockChunk(dst []byte, sequence uint64, state wire.VsrState, formatted uint64) {
 	record := wire.EncodeSuperblock(sequence, state.Encode())
-	if len(dst) != int(g.superblockChunkSectors)*g.sectorBytes || len(record) > len(dst) {
+	if len(dst) != int(g.superblockChunkSectors)*g.sectorBytes || len(record)+formatTrailerBytes > len(dst) {
 		panic(fmt.Sprintf("journal: a %d-byte superblock record in a %d-byte chunk", len(record), len(dst)))
 	}
-	clear(dst[copy(dst, record):])
+	n := copy(dst, record)
+	binary.LittleEndian.PutUint64(dst[n:], formatTrailerMagic)
+	binary.LittleEndian.PutUint64(dst[n+8:], formatted)
+	binary.LittleEndian.PutUint64(dst[n+16:], sealOf(dst[n:n+16]))
+	clear(dst[n+formatTrailerBytes:])
 }
 
 // decodeSuperblockChunk reads one copy.
@@ -87,10 +104,19 @@ func decodeSuperblockChunk(cfg Config, b []byte, readErr error) CopyReport {
 	if err != nil {
 		return CopyReport{Problem: err.Error()}
 	}
-	for _, c := range b[n:] {
-		if c != 0 {
-			return CopyReport{Problem: "padding not zero"}
-		}
+	if n+formatTrailerBytes > len(b) {
+		return CopyReport{Problem: "no room for the format trailer"}
+	}
+	t := b[n : n+formatTrailerBytes]
+	if binary.LittleEndian.Uint64(t) != formatTrailerMagic || binary.LittleEndian.Uint64(t[16:]) != sealOf(t[:16]) {
+		return CopyReport{Problem: "format trailer damaged"}
+	}
+	formatted := binary.LittleEndian.Uint64(t[8:])
+	if formatted == 0 || formatted > cfg.SlotCount {
+		return CopyReport{Problem: fmt.Sprintf("format trailer: %d slots formatted of %d", formatted, cfg.SlotCount)}
+	}
+	if !allZero(b[n+formatTrailerBytes:]) {
+		return CopyReport{Problem: "padding not zero"}
 	}
 	seq, payload, err := wire.DecodeSuperblock(b[:n])
 	if err != nil {
@@ -100,7 +126,7 @@ func decodeSuperblockChunk(cfg Config, b []byte, readErr error) CopyReport {
 	if err != nil {
 		return CopyReport{Problem: err.Error()}
 	}
-	return CopyReport{Valid: true, Sequence: seq, State: state}
+	return CopyReport{Valid: true, Sequence: seq, State: state, Formatted: formatted}
 }
 
 // identityMismatch returns "" if state names this replica, else what differs.
@@ -118,7 +144,7 @@ func identityMismatch(cfg Config, state wire.VsrState) string {
 
 // chooseSuperblock applies the reading rule (see the comment at the top of
 // this file) to the four copies.
-func chooseSuperblock(cfg Config, copies *[SuperblockCopies]CopyReport) (wire.VsrState, uint64, error) {
+func chooseSuperblock(cfg Config, copies *[SuperblockCopies]CopyReport) (CopyReport, error) {
 	best := -1
 	for i := range copies {
 		c := &copies[i]
@@ -126,14 +152,14 @@ func chooseSuperblock(cfg Config, copies *[SuperblockCopies]CopyReport) (wire.Vs
 			continue
 		}
 		if m := identityMismatch(cfg, c.State); m != "" {
-			return wire.VsrState{}, 0, fmt.Errorf("%w: copy %d: %s", ErrSuperblockMismatch, i, m)
+			return CopyReport{}, fmt.Errorf("%w: copy %d: %s", ErrSuperblockMismatch, i, m)
 		}
 		if best < 0 || c.Sequence > copies[best].Sequence {
 			best = i
 		}
 	}
 	if best < 0 {
-		return wire.VsrState{}, 0, fmt.Errorf("%w: no valid copy", ErrSuperblockQuorum)
+		return CopyReport{}, fmt.Errorf("%w: no valid copy", ErrSuperblockQuorum)
 	}
 	sMax := copies[best].Sequence
 	support := 0
@@ -143,16 +169,16 @@ func chooseSuperblock(cfg Config, copies *[SuperblockCopies]CopyReport) (wire.Vs
 		}
 	}
 	if support < 2 {
-		return wire.VsrState{}, 0, fmt.Errorf("%w: sequence %d has %d supporting copies", ErrSuperblockQuorum, sMax, support)
+		return CopyReport{}, fmt.Errorf("%w: sequence %d has %d supporting copies", ErrSuperblockQuorum, sMax, support)
 	}
 	// Two valid copies with one sequence must hold one state: the journal
 	// never writes two records with one sequence.
 	for i := range copies {
-		if c := &copies[i]; c.Valid && c.Sequence == sMax && c.State != copies[best].State {
+		if c := &copies[i]; c.Valid && c.Sequence == sMax && (c.State != copies[best].State || c.Formatted != copies[best].Formatted) {
 			panic(fmt.Sprintf("journal: superblock copies %d and %d hold different states at sequence %d", best, i, sMax))
 		}
 	}
-	return copies[best].State, sMax, nil
+	return copies[best], nil
 }
 
 // superblock is the write side: serialized updates, coalesced while one is
@@ -160,28 +186,31 @@ func chooseSuperblock(cfg Config, copies *[SuperblockCopies]CopyReport) (wire.Vs
 type superblock struct {
 	j *Journal
 
-	durable    wire.VsrState // latest durable state
-	durableSeq uint64
-	latest     wire.VsrState // latest requested (pending, in flight or durable)
+	durable          wire.VsrState // latest durable state
+	durableSeq       uint64
+	durableFormatted uint64        // the format trailer of the latest durable copy
+	latest           wire.VsrState // latest requested (pending, in flight or durable)
+	latestFormatted  uint64
 
-	active      bool
-	writing     wire.VsrState
-	writingSeq  uint64
-	copiesDone  int  // copies written and synced in this update
-	syncing     bool // the current copy is written; its sync is in flight
-	activeDones []func()
+	active           bool
+	writing          wire.VsrState
+	writingFormatted uint64
+	writingSeq       uint64
+	copiesDone       int  // copies written and synced in this update
+	syncing          bool // the current copy is written; its sync is in flight
+	activeDones      []func()
 
 	pending      bool
-	pendingState wire.VsrState
 	pendingDones []func()
 
 	chunk []byte // the record being written, padded; the device copies it
 	onIO  func(error)
 }
 
-func (sb *superblock) init(j *Journal, state wire.VsrState, seq uint64) {
+func (sb *superblock) init(j *Journal, state wire.VsrState, seq, formatted uint64) {
 	sb.j = j
 	sb.durable, sb.durableSeq, sb.latest = state, seq, state
+	sb.durableFormatted, sb.latestFormatted = formatted, formatted
 	sb.chunk = make([]byte, int(j.geo.superblockChunkSectors)*j.geo.sectorBytes)
 	sb.onIO = sb.ioDone
 }
@@ -214,8 +243,13 @@ func (j *Journal) WriteState(state wire.VsrState, done func()) {
 		panic(fmt.Sprintf("journal: more than StateWritesMax = %d state writes waiting", j.cfg.StateWritesMax))
 	}
 	sb.latest = state
+	sb.request(done)
+}
+
+// request makes the latest state and format trailer pending, with done to
+// run once a write at least as new is durable.
+func (sb *superblock) request(done func()) {
 	sb.pending = true
-	sb.pendingState = state
 	sb.pendingDones = append(sb.pendingDones, done)
 	if !sb.active {
 		sb.start()
@@ -238,13 +272,13 @@ func (sb *superblock) start() {
 		panic("journal: superblock start out of turn")
 	}
 	sb.active, sb.pending = true, false
-	sb.writing = sb.pendingState
+	sb.writing, sb.writingFormatted = sb.latest, sb.latestFormatted
 	sb.writingSeq = sb.durableSeq + 1
 	// State writes are rare (a view change, a checkpoint): a fresh buffer
 	// per update keeps the ownership of each done list obvious.
 	sb.activeDones, sb.pendingDones = sb.pendingDones, nil
 	sb.copiesDone = 0
-	sb.j.geo.encodeSuperblockChunk(sb.chunk, sb.writingSeq, sb.writing)
+	sb.j.geo.encodeSuperblockChunk(sb.chunk, sb.writingSeq, sb.writing, sb.writingFormatted)
 	sb.writeCopy()
 }
 
@@ -273,7 +307,7 @@ func (sb *superblock) ioDone(err error) {
 		return
 	}
 	// Every copy holds the new record durably.
-	sb.durable, sb.durableSeq = sb.writing, sb.writingSeq
+	sb.durable, sb.durableSeq, sb.durableFormatted = sb.writing, sb.writingSeq, sb.writingFormatted
 	sb.active = false
 	dones := sb.activeDones
 	sb.activeDones = nil

@@ -64,7 +64,8 @@ func TestSuperblockRuleModel(t *testing.T) {
 						case badMisplaced:
 							copies[badCopy] = validCopy(cfg, s+1)
 						}
-						state, seq, err := chooseSuperblock(cfg, &copies)
+						chosen, err := chooseSuperblock(cfg, &copies)
+						state, seq := chosen.State, chosen.Sequence
 						where := fmt.Sprintf("k=%d flux=%d bad=%d@%d: %+v", k, flux, bad, badCopy, copies)
 						if err != nil {
 							t.Fatalf("%s: %v", where, err)
@@ -97,20 +98,20 @@ func TestSuperblockRuleRefuses(t *testing.T) {
 		{"one valid", [SuperblockCopies]CopyReport{bad, validCopy(cfg, 5), bad, bad}, ErrSuperblockQuorum},
 		{"far apart", [SuperblockCopies]CopyReport{validCopy(cfg, 9), bad, validCopy(cfg, 5), bad}, ErrSuperblockQuorum},
 	} {
-		if _, _, err := chooseSuperblock(cfg, &c.copies); !errors.Is(err, c.want) {
+		if _, err := chooseSuperblock(cfg, &c.copies); !errors.Is(err, c.want) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 	}
 	// The "two copies agree" rule would refuse this; ours takes s+1.
 	copies := [SuperblockCopies]CopyReport{validCopy(cfg, 6), bad, validCopy(cfg, 5), bad}
-	if _, seq, err := chooseSuperblock(cfg, &copies); err != nil || seq != 6 {
-		t.Fatalf("one new, one old: %d %v", seq, err)
+	if chosen, err := chooseSuperblock(cfg, &copies); err != nil || chosen.Sequence != 6 {
+		t.Fatalf("one new, one old: %d %v", chosen.Sequence, err)
 	}
 	// Another replica's copy refuses even among good ones.
 	other := validCopy(cfg, 5)
 	other.State.ReplicaID++
 	copies = [SuperblockCopies]CopyReport{validCopy(cfg, 5), validCopy(cfg, 5), other, validCopy(cfg, 5)}
-	if _, _, err := chooseSuperblock(cfg, &copies); !errors.Is(err, ErrSuperblockMismatch) {
+	if _, err := chooseSuperblock(cfg, &copies); !errors.Is(err, ErrSuperblockMismatch) {
 		t.Fatalf("mismatch: %v", err)
 	}
 }

@@ -67,45 +67,40 @@ func (c Clock) DriftPPB() int64 { return c.driftPPB }
 // grid, unless the node is paused. While paused the node neither ticks nor
 // sees time pass; on resume the next tick lands on the grid and the node sees
 // the jump, as after a VM migration or a long GC pause.
+//
+// The tickers of one loop share one event per grid point (tickFanout), which
+// delivers the tick of every ticker due then, in the order the tickers were
+// made: a run schedules one tick event per grid point, not one per node.
 type Ticker struct {
 	loop   *Loop
 	node   int32
 	tick   func()
 	paused bool
 	ticks  uint64
-	gen    uint64 // the generation of the one armed tick event
+	dueNs  int64 // the grid point of the next tick; 0 while paused
 }
 
 // NewTicker arms a ticker that calls tick for node on every tick of loop,
 // starting at the next grid point after now.
 func NewTicker(loop *Loop, node int32, tick func()) *Ticker {
+	if loop.ticks == nil {
+		loop.ticks = &tickFanout{loop: loop}
+	}
 	t := &Ticker{loop: loop, node: node, tick: tick}
+	loop.ticks.tickers = append(loop.ticks.tickers, t)
 	t.arm()
 	return t
 }
 
 func (t *Ticker) arm() {
-	t.gen++
-	now := t.loop.Now()
-	next := (now/TickNs + 1) * TickNs
-	t.loop.At(next, t, t.gen)
-}
-
-// Fire delivers one tick and arms the next.
-func (t *Ticker) Fire(nowNs int64, gen uint64) (string, int32, uint64) {
-	if gen != t.gen || t.paused {
-		return "", 0, 0
-	}
-	t.ticks++
-	t.tick()
-	t.arm()
-	return "clock.tick", t.node, t.ticks
+	t.dueNs = (t.loop.Now()/TickNs + 1) * TickNs
+	t.loop.ticks.armAt(t.dueNs)
 }
 
 // Pause stops ticks until Resume.
 func (t *Ticker) Pause() {
 	t.paused = true
-	t.gen++ // the armed event goes stale
+	t.dueNs = 0
 }
 
 // Resume restarts ticks at the next grid point.
@@ -125,3 +120,66 @@ func (t *Ticker) Paused() bool { return t.paused }
 
 // Ticks returns how many ticks were delivered.
 func (t *Ticker) Ticks() uint64 { return t.ticks }
+
+// tickFanout is a loop's one tick event: at each grid point it fires, it
+// ticks every ticker due, in creation order, then arms itself for the next
+// grid point any ticker is due at.
+type tickFanout struct {
+	loop    *Loop
+	tickers []*Ticker
+	armedNs int64  // when the armed event fires; 0: none armed
+	gen     uint64 // the generation of the armed event
+}
+
+// armAt makes sure the fan-out fires at atNs (a grid point) or earlier.
+func (f *tickFanout) armAt(atNs int64) {
+	if f.armedNs != 0 && f.armedNs <= atNs {
+		return
+	}
+	f.gen++
+	f.armedNs = atNs
+	f.loop.At(atNs, f, f.gen)
+}
+
+// Fire delivers the ticks due now and arms the next fan-out. It reports one
+// "clock.tick" whose hash covers which nodes ticked and their tick counts.
+func (f *tickFanout) Fire(nowNs int64, gen uint64) (string, int32, uint64) {
+	if gen != f.gen {
+		return "", 0, 0 // superseded by an earlier arming
+	}
+	f.armedNs = 0
+	var hash uint64
+	ticked := false
+	// A tick may make a ticker (a node starts): it is due at the next grid
+	// point, not now; the index loop sees it and skips it.
+	for i := 0; i < len(f.tickers); i++ {
+		t := f.tickers[i]
+		if t.paused || t.dueNs == 0 || t.dueNs > nowNs {
+			continue
+		}
+		t.ticks++
+		t.dueNs = nowNs + TickNs
+		t.tick()
+		hash = mixTick(hash, uint64(uint32(t.node))<<40^t.ticks)
+		ticked = true
+	}
+	next := int64(0)
+	for _, t := range f.tickers {
+		if !t.paused && t.dueNs != 0 && (next == 0 || t.dueNs < next) {
+			next = t.dueNs
+		}
+	}
+	if next != 0 {
+		f.armAt(next)
+	}
+	if !ticked {
+		return "", 0, 0
+	}
+	return "clock.tick", -1, hash
+}
+
+// mixTick folds v into a running hash of the ticks of one grid point.
+func mixTick(h, v uint64) uint64 {
+	h = (h ^ v) * 0x9e3779b97f4a7c15
+	return h ^ h>>29
+}

@@ -51,6 +51,8 @@ type Loop struct {
 	recording bool
 	trace     []TraceEntry
 	scratch   [28]byte
+	ticks     *tickFanout // the tickers' shared event, made with the first
+	kinds     []kindEntry // kindHash's memory, most recently added last
 }
 
 type scheduled struct {
@@ -152,11 +154,36 @@ func (l *Loop) fold(atNs int64, seq uint64, kind string, node int32, hash uint64
 	binary.LittleEndian.PutUint64(b[0:], uint64(atNs))
 	binary.LittleEndian.PutUint32(b[8:], uint32(node))
 	binary.LittleEndian.PutUint64(b[12:], hash)
-	binary.LittleEndian.PutUint64(b[20:], xxh3.HashString(kind))
+	binary.LittleEndian.PutUint64(b[20:], l.kindHash(kind))
 	l.digest.Write(b)
 	if l.recording {
 		l.trace = append(l.trace, TraceEntry{AtNs: atNs, Seq: seq, Kind: kind, Node: node, Hash: xxh3.Hash(b)})
 	}
+}
+
+// kindHash returns XXH3 of an event's kind, remembered: kinds are a few
+// static labels, and hashing one at every event cost a measurable share of
+// a run. The lookup compares strings, so a kind built at run time is never
+// mistaken for another.
+func (l *Loop) kindHash(kind string) uint64 {
+	for i := range l.kinds {
+		if l.kinds[i].kind == kind {
+			return l.kinds[i].hash
+		}
+	}
+	h := xxh3.HashString(kind)
+	if len(l.kinds) < kindsMax {
+		l.kinds = append(l.kinds, kindEntry{kind, h})
+	}
+	return h
+}
+
+// kindsMax bounds the kinds a loop remembers (a run has a few dozen).
+const kindsMax = 64
+
+type kindEntry struct {
+	kind string
+	hash uint64
 }
 
 // Digest returns the run digest so far: XXH3 over every observable event in
