@@ -65,7 +65,7 @@ func (m *metadataJournal) WriteState(s wire.VsrState, done func()) { m.j.WriteSt
 // the head can (until checkpoints wrap the ring, slot k only ever holds op k).
 func recoveredHead(r *journal.Recovery, slots uint64) uint64 {
 	head := r.HeadOp
-	for head+1 < slots && r.Slots[head+1].Class == journal.ClassFaulty {
+	for head+1 < slots && r.Slot(head+1).Class == journal.ClassFaulty {
 		head++
 	}
 	return head

@@ -12,8 +12,9 @@ import (
 // behind "acknowledged before durable", "sent before durable" and the
 // misdirect excuse of "nack of an acknowledged op".
 type clusterDisks struct {
-	c   *Cluster
-	cfg []journal.Config // per replica
+	c         *Cluster
+	cfg       []journal.Config     // per replica
+	inspector []*journal.Inspector // per replica
 	// The journal's two ring zones in the device layout: slot k is chunk k
 	// of both.
 	headers, prepares int
@@ -24,6 +25,7 @@ func newClusterDisks(c *Cluster) *clusterDisks {
 	for i := range c.Options.Replicas {
 		cfg := c.replicaConfig(uint8(i))
 		d.cfg = append(d.cfg, cfg.JournalConfig())
+		d.inspector = append(d.inspector, journal.NewInspector(cfg.JournalConfig()))
 	}
 	return d
 }
@@ -32,18 +34,18 @@ func (d *clusterDisks) dev(r uint8) *storage.SimDevice { return d.c.Replicas[r].
 
 // HoldsAcknowledged implements checker.Disks.
 func (d *clusterDisks) HoldsAcknowledged(r uint8, op uint64, id wire.U128) bool {
-	return journal.InspectSlot(d.cfg[r], op, d.dev(r).PeekDurable).HoldsAcknowledged(op, id)
+	return d.inspector[r].Slot(op, d.dev(r).PeekDurable).HoldsAcknowledged(op, id)
 }
 
 // DurableView implements checker.Disks.
 func (d *clusterDisks) DurableView(r uint8) (view, logView uint32, err error) {
-	s, err := journal.InspectState(d.cfg[r], d.dev(r).PeekDurable)
+	s, err := d.inspector[r].State(d.dev(r).PeekDurable)
 	return s.View, s.LogView, err
 }
 
 // HoldsPrepare implements checker.Disks.
 func (d *clusterDisks) HoldsPrepare(r uint8, op uint64, id wire.U128) bool {
-	s := journal.InspectSlot(d.cfg[r], op, d.dev(r).PeekDurable)
+	s := d.inspector[r].Slot(op, d.dev(r).PeekDurable)
 	return s.Class == journal.ClassClean && s.Op == op && s.Prepare.ID == id
 }
 

@@ -44,7 +44,7 @@ func TestAppendCrashEveryPoint(t *testing.T) {
 				finished := e.loop.Pending() == 0
 				e.crash()
 				_, r := e.mustOpen()
-				s := r.Slots[slot]
+				s := r.Slot(slot)
 				outcome := fmt.Sprintf("%s/%v/%s/written=%v/header=%s/prepare=%s", mode, prior, s.Class, s.HeaderWritten, s.Header.State, s.Prepare.State)
 				seen[outcome]++
 				where := fmt.Sprintf("%s prior=%v crash after %d events (done %d): %+v", mode, prior, steps, fired, s)
@@ -147,7 +147,7 @@ func TestReplaceCrashEveryPoint(t *testing.T) {
 			finished := e.loop.Pending() == 0
 			e.crash()
 			j2, r := e.mustOpen()
-			s := r.Slots[op]
+			s := r.Slot(op)
 			where := fmt.Sprintf("%s after %d events: %+v", mode, steps, s)
 			kn := r.Knowledge(op)
 			if kn == Nackable {

@@ -23,8 +23,8 @@ func TestFormattedExtent(t *testing.T) {
 		t.Errorf("Open read %d bytes, want %d: four superblock copies and two slots' two sectors", got, want)
 	}
 	for slot := range cfg.SlotCount {
-		if r.Slots[slot].Class != ClassEmpty {
-			t.Fatalf("slot %d after Format: %v", slot, r.Slots[slot].Class)
+		if r.Slot(slot).Class != ClassEmpty {
+			t.Fatalf("slot %d after Format: %v", slot, r.Slot(slot).Class)
 		}
 	}
 
@@ -38,8 +38,8 @@ func TestFormattedExtent(t *testing.T) {
 	j.checkInvariants()
 	e.crash()
 	_, r = e.mustOpen()
-	if r.Formatted != 6 || r.Slots[5].Class != ClassClean || r.Slots[5].Op != 5 {
-		t.Fatalf("after a crash: %d formatted, slot 5 %+v: want 6 and op 5 held", r.Formatted, r.Slots[5])
+	if r.Formatted != 6 || r.Slot(5).Class != ClassClean || r.Slot(5).Op != 5 {
+		t.Fatalf("after a crash: %d formatted, slot 5 %+v: want 6 and op 5 held", r.Formatted, r.Slot(5))
 	}
 
 	// Op 7 (slot 7): crash once the markers are durable but before the
@@ -55,7 +55,7 @@ func TestFormattedExtent(t *testing.T) {
 	}
 	e.crash()
 	_, r = e.mustOpen()
-	if r.Formatted != 2 || r.Slots[7].Class != ClassEmpty {
-		t.Fatalf("after a crash mid-extension: %d formatted, slot 7 %v; want 2 and empty", r.Formatted, r.Slots[7].Class)
+	if r.Formatted != 2 || r.Slot(7).Class != ClassEmpty {
+		t.Fatalf("after a crash mid-extension: %d formatted, slot 7 %v; want 2 and empty", r.Formatted, r.Slot(7).Class)
 	}
 }

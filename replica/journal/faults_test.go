@@ -52,7 +52,7 @@ func TestInjectedFaults(t *testing.T) {
 				}
 				j, r := e.mustOpen()
 				for op := S + 1; op <= 2*S; op++ {
-					s := r.Slots[op%S]
+					s := r.Slot(op % S)
 					used := e.geo.paddedBytes(len(frames[op])+sealBytes) / cfg.SectorSize
 					where := fmt.Sprintf("latent=%v header=%v sector %d of op %d (%d used): %+v", latent, inHeader, k, op, used, s)
 					kn := r.Knowledge(op)
@@ -101,7 +101,7 @@ func TestBothCopiesDamaged(t *testing.T) {
 	e.dev.InjectCorruption(e.geo.headerSector(2))
 	e.dev.InjectLatent(e.geo.prepareSector(2))
 	_, r := e.mustOpen()
-	if s := r.Slots[2]; s.Class != ClassFaulty {
+	if s := r.Slot(2); s.Class != ClassFaulty {
 		t.Fatalf("slot %+v", s)
 	}
 	for _, op := range []uint64{2, 2 + cfg.SlotCount, 2 + 5*cfg.SlotCount} {
@@ -145,7 +145,7 @@ func TestMisdirectedWrites(t *testing.T) {
 		class Class
 		op    uint64
 	}{{1, ClassCorrupt, S + 1}, {2, ClassTorn, 2}, {3, ClassClean, S + 3}, {4, ClassClean, 4}} {
-		if s := r.Slots[c.slot]; s.Class != c.class || s.Op != c.op {
+		if s := r.Slot(c.slot); s.Class != c.class || s.Op != c.op {
 			t.Fatalf("slot %d: %+v, want %s(%d)", c.slot, s, c.class, c.op)
 		}
 	}

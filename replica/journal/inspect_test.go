@@ -69,7 +69,7 @@ func TestInspectDurable(t *testing.T) {
 		t.Fatalf("op 2 acknowledged after a crash before its done: %+v", before)
 	}
 	_, rec := e.mustOpen()
-	if got := rec.Slots[2%cfg.SlotCount]; got.Class != before.Class || got.Op != before.Op {
+	if got := rec.Slot(2 % cfg.SlotCount); got.Class != before.Class || got.Op != before.Op {
 		t.Fatalf("Open found slot 2 %s op %d, InspectSlot %s op %d", got.Class, got.Op, before.Class, before.Op)
 	}
 

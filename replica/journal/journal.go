@@ -188,7 +188,12 @@ type Journal struct {
 	cfg Config
 	geo geometry
 
-	slots []slot
+	// slots holds the ring in pages of slotPageSize, made on first use: a
+	// page never touched holds only slots never written since Format (both
+	// copies the empty marker), so a journal whose ops fill a few hundred
+	// slots of 4096 costs a few pages. Pages never move: a *slot stays
+	// valid.
+	slots []*slotPage
 
 	ops      []appendOp // the pool
 	free     *appendOp
@@ -209,14 +214,14 @@ type Journal struct {
 	awaiting     []*appendOp
 }
 
-// newJournal builds a journal with every slot damaged and nothing held;
-// Open fills in what it read.
+// newJournal builds a journal with no slot page made (every slot Empty) and
+// nothing held; Open fills in what it read.
 func newJournal(dev storage.Device, cfg Config, geo geometry) *Journal {
 	j := &Journal{
 		dev:           dev,
 		cfg:           cfg,
 		geo:           geo,
-		slots:         make([]slot, cfg.SlotCount),
+		slots:         make([]*slotPage, (cfg.SlotCount+slotPageSize-1)/slotPageSize),
 		ops:           make([]appendOp, cfg.AppendsMax),
 		headerScratch: make([]byte, geo.sectorBytes),
 	}
@@ -240,7 +245,41 @@ func (j *Journal) slotOf(op uint64) *slot {
 	if op == 0 {
 		panic("journal: op 0 (ops are 1-based)")
 	}
-	return &j.slots[op%j.cfg.SlotCount]
+	return j.slotAt(op % j.cfg.SlotCount)
+}
+
+// slotPageSize is how many slots one page of the ring holds.
+const slotPageSize = 64
+
+type slotPage [slotPageSize]slot
+
+// slotAt returns slot i, making its page (every slot of it Empty) on first
+// use.
+func (j *Journal) slotAt(i uint64) *slot {
+	p := j.slots[i/slotPageSize]
+	if p == nil {
+		p = new(slotPage)
+		for k := range p {
+			p[k].header.state, p[k].prepare.state = diskEmpty, diskEmpty
+		}
+		j.slots[i/slotPageSize] = p
+	}
+	return &p[i%slotPageSize]
+}
+
+// eachSlot calls fn for every slot of every page made so far, in slot
+// order; the others are Empty and untouched.
+func (j *Journal) eachSlot(fn func(i uint64, s *slot)) {
+	for pi, p := range j.slots {
+		if p == nil {
+			continue
+		}
+		for k := range p {
+			if i := uint64(pi)*slotPageSize + uint64(k); i < j.cfg.SlotCount {
+				fn(i, &p[k])
+			}
+		}
+	}
 }
 
 // Append journals a prepare: frame is a complete, valid Prepare (command 6)
@@ -445,15 +484,14 @@ func (j *Journal) finish(a *appendOp, s *slot) {
 // may find them held: recovery reports the disk, not the caller's log).
 // Writes in flight for truncated ops complete and run their done.
 func (j *Journal) Truncate(afterOp uint64) {
-	for i := range j.slots {
-		s := &j.slots[i]
+	j.eachSlot(func(_ uint64, s *slot) {
 		if s.mem.held() && s.mem.op > afterOp {
 			s.mem = entry{}
 		}
 		if s.header.state == diskValid && s.header.op > afterOp {
 			s.vouched = false
 		}
-	}
+	})
 }
 
 // Frame returns the prepare frame of op, if the journal holds it in memory
@@ -584,8 +622,11 @@ func (j *Journal) checkInvariants() {
 		panic(fmt.Sprintf("journal: %d free and %d in flight, AppendsMax %d", free, j.inFlight, j.cfg.AppendsMax))
 	}
 	queued, active, parked := 0, 0, 0
-	for i := range j.slots {
-		s := &j.slots[i]
+	for i := range j.cfg.SlotCount {
+		if j.slots[i/slotPageSize] == nil {
+			continue // never touched: Empty
+		}
+		s := j.slotAt(i)
 		if s.mem.held() {
 			h := s.mem.header()
 			if opOf(h) != s.mem.op || h.Checksum() != s.mem.id || s.mem.op%j.cfg.SlotCount != uint64(i) || s.mem.op > s.floorOp {

@@ -130,7 +130,7 @@ func TestAppendThenOpen(t *testing.T) {
 		t.Fatalf("recovery: %+v head %d", r.Slots, r.HeadOp)
 	}
 	for op := last - cfg.SlotCount + 1; op <= last; op++ {
-		s := r.Slots[op%cfg.SlotCount]
+		s := r.Slot(op % cfg.SlotCount)
 		if s.Op != op || !s.HeaderWritten {
 			t.Fatalf("slot of op %d: %+v", op, s)
 		}
@@ -215,7 +215,7 @@ func TestAppendReplace(t *testing.T) {
 		t.Fatal("replacement not held")
 	}
 	j2, r := e.mustOpen()
-	if s := r.Slots[3]; s.Class != ClassClean || s.Prepare.ID != identityOf(y) || !s.HeaderWritten {
+	if s := r.Slot(3); s.Class != ClassClean || s.Prepare.ID != identityOf(y) || !s.HeaderWritten {
 		t.Fatalf("slot %+v", s)
 	}
 	if got, _ := j2.Frame(3); !bytes.Equal(got, y) {
@@ -250,7 +250,7 @@ func TestAppendSameSlotQueued(t *testing.T) {
 		t.Fatalf("op 2: %s", k)
 	}
 	_, r := e.mustOpen()
-	if s := r.Slots[2]; s.Class != ClassClean || s.Op != 2+cfg.SlotCount {
+	if s := r.Slot(2); s.Class != ClassClean || s.Op != 2+cfg.SlotCount {
 		t.Fatalf("slot %+v", s)
 	}
 }
@@ -302,7 +302,7 @@ func TestKnowledgeWhileWriting(t *testing.T) {
 	j.Append(prepareFrame(cfg, next, 0, 10), func() { fired = true })
 	sawHeaderFlux := false
 	for !fired {
-		s := &j.slots[4]
+		s := j.slotAt(4)
 		if j.Knowledge(next) != Held {
 			t.Fatalf("op %d in flight: %s", next, j.Knowledge(next))
 		}
@@ -342,14 +342,14 @@ func TestUnacknowledgedThenAcknowledge(t *testing.T) {
 	j, _ := e.mustOpen()
 	f := prepareFrame(cfg, 3, 0, 700)
 	j.Append(f, func() { t.Fatal("done after the crash point") })
-	for j.slots[3].prepare.state != diskValid {
+	for j.slotAt(3).prepare.state != diskValid {
 		if !e.loop.Step() {
 			t.Fatal("loop ran dry")
 		}
 	}
 	e.crash()
 	j2, r := e.mustOpen()
-	if s := r.Slots[3]; s.Class != ClassClean || s.HeaderWritten || s.Header.State != SectorEmpty {
+	if s := r.Slot(3); s.Class != ClassClean || s.HeaderWritten || s.Header.State != SectorEmpty {
 		t.Fatalf("slot %+v", s)
 	}
 	if j2.Durable(3) || j2.Knowledge(3) != Held || r.Knowledge(3+cfg.SlotCount) != Nackable {
@@ -362,7 +362,7 @@ func TestUnacknowledgedThenAcknowledge(t *testing.T) {
 		t.Fatalf("acknowledging wrote %d times", after.Writes-before.Writes)
 	}
 	_, r = e.mustOpen()
-	if s := r.Slots[3]; s.Class != ClassClean || !s.HeaderWritten {
+	if s := r.Slot(3); s.Class != ClassClean || !s.HeaderWritten {
 		t.Fatalf("slot %+v", s)
 	}
 }
@@ -379,7 +379,7 @@ func TestCorruptThenRepair(t *testing.T) {
 	appendWait(e, j, f)
 	e.dev.InjectCorruption(e.geo.prepareSector(6) + 2)
 	j2, r := e.mustOpen()
-	if s := r.Slots[6]; s.Class != ClassCorrupt || s.Op != 6 || s.Prepare.State != SectorDamaged {
+	if s := r.Slot(6); s.Class != ClassCorrupt || s.Op != 6 || s.Prepare.State != SectorDamaged {
 		t.Fatalf("slot %+v", s)
 	}
 	if k := j2.Knowledge(6); k != HeaderOnly {
@@ -399,7 +399,7 @@ func TestCorruptThenRepair(t *testing.T) {
 		t.Fatalf("repair: fired %d, writes %d", fired, after.Writes-before.Writes)
 	}
 	j3, r := e.mustOpen()
-	if s := r.Slots[6]; s.Class != ClassClean || !s.HeaderWritten {
+	if s := r.Slot(6); s.Class != ClassClean || !s.HeaderWritten {
 		t.Fatalf("after repair: %+v", s)
 	}
 	if got, _ := j3.Frame(6); !bytes.Equal(got, f) {

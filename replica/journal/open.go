@@ -29,12 +29,10 @@ func Open(dev storage.Device, cfg Config, done func(*Journal, *Recovery, error))
 		panic("journal: Open with nil done")
 	}
 	o := &opener{
-		dev:     dev,
-		cfg:     cfg,
-		geo:     geo,
-		done:    done,
-		headers: make([]headerCopy, cfg.SlotCount),
-		chunks:  make([]prepareCopy, cfg.SlotCount),
+		dev:  dev,
+		cfg:  cfg,
+		geo:  geo,
+		done: done,
 	}
 	o.inFlight++
 	dev.Sync(func(err error) {
@@ -143,13 +141,9 @@ func (o *opener) readSuperblock() {
 			}
 			o.state, o.sequence, o.formatted = chosen.State, chosen.Sequence, chosen.Formatted
 			// Slots beyond the formatted extent were never written since
-			// the device was new: empty, with nothing to read.
-			for slot := o.formatted; slot < o.cfg.SlotCount; slot++ {
-				o.headers[slot] = headerCopy{state: SectorEmpty}
-				o.chunks[slot] = prepareCopy{state: SectorEmpty}
-			}
-			o.headersRead, o.chunksRead = o.cfg.SlotCount-o.formatted, o.cfg.SlotCount-o.formatted
-			o.nextHeaderSlot, o.nextChunkSlot = 0, 0
+			// the device was new: empty, with nothing to read (build).
+			o.headers = make([]headerCopy, o.formatted)
+			o.chunks = make([]prepareCopy, o.formatted)
 			o.phase = phaseSlots
 			o.pump()
 		})
@@ -333,7 +327,7 @@ func (o *opener) maybeFinish() {
 	}
 	switch o.phase {
 	case phaseSlots:
-		if o.headersRead < o.cfg.SlotCount || o.chunksRead < o.cfg.SlotCount {
+		if o.headersRead < o.formatted || o.chunksRead < o.formatted {
 			return
 		}
 		o.j, o.r = o.build()
@@ -364,7 +358,7 @@ func (o *opener) maybeFinish() {
 				return
 			}
 			for _, i := range o.repairs {
-				s := &o.j.slots[i]
+				s := o.j.slotAt(i)
 				if s.header.state != diskFlux || !s.mem.held() {
 					panic(fmt.Sprintf("journal: header repair of slot %d in state %d", i, s.header.state))
 				}
@@ -387,7 +381,7 @@ func (o *opener) pumpRepairs() {
 	for o.err == nil && o.inFlight < o.cfg.IOsMax && o.nextRepair < len(o.repairs) {
 		i := o.repairs[o.nextRepair]
 		o.nextRepair++
-		s := &o.j.slots[i]
+		s := o.j.slotAt(i)
 		s.header = diskRecord{state: diskFlux}
 		putRecord(o.j.headerScratch, s.mem.frame[:wire.HeaderSize]) // the device copies it
 		o.inFlight++
@@ -413,10 +407,10 @@ func (o *opener) build() (*Journal, *Recovery) {
 		Sequence:  o.sequence,
 		Formatted: o.formatted,
 		Copies:    o.copies,
-		Slots:     make([]SlotReport, cfg.SlotCount),
+		Slots:     make([]SlotReport, o.formatted),
 		slotCount: cfg.SlotCount,
 	}
-	for i := range r.Slots {
+	for i := range o.formatted {
 		h, p := &o.headers[i], &o.chunks[i]
 		if h.state == SectorUnread || p.state == SectorUnread {
 			panic(fmt.Sprintf("journal: slot %d not read", i))
@@ -433,13 +427,13 @@ func (o *opener) build() (*Journal, *Recovery) {
 			r.HeaderOpMax = max(r.HeaderOpMax, p.op) // as rewritten
 		}
 	}
-	for i := range r.Slots {
+	for i := range o.formatted {
 		label(&r.Slots[i], uint64(i), cfg.SlotCount, r.HeadOp)
 	}
 
 	j := newJournal(o.dev, cfg, o.geo)
-	for i := range j.slots {
-		s, h, p, rep := &j.slots[i], &o.headers[i], &o.chunks[i], &r.Slots[i]
+	for i := range o.formatted {
+		s, h, p, rep := j.slotAt(i), &o.headers[i], &o.chunks[i], &r.Slots[i]
 		switch h.state {
 		case SectorEmpty:
 			s.header = diskRecord{state: diskEmpty}

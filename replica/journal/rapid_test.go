@@ -226,7 +226,7 @@ func TestRapidCrashRecovery(t *testing.T) {
 						continue
 					}
 					op := rapid.Uint64Range(1, m.maxIssued).Draw(rt, "repair")
-					sl := &j.slots[op%S]
+					sl := j.slotAt(op % S)
 					if j.Knowledge(op) != HeaderOnly || sl.mem.held() || sl.floorOp > op {
 						continue
 					}
@@ -323,7 +323,7 @@ func TestRapidCrashRecovery(t *testing.T) {
 					replaced = replaced || x.id != allowed[0].id
 				}
 				if k != Held && !replaced {
-					rt.Fatalf("%s: acknowledged op %d is %s (slot %+v)", where, op, k, r.Slots[op%S])
+					rt.Fatalf("%s: acknowledged op %d is %s (slot %+v)", where, op, k, r.Slot(op%S))
 				}
 			}
 			for _, x := range m.issues {

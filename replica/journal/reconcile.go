@@ -68,8 +68,7 @@ func (j *Journal) Reconcile(head uint64, canonical []wire.Header, done func()) {
 
 	// Forget every op above head: in memory, and on disk where anything of
 	// it may be there or may land (a write still queued for it).
-	for i := range j.slots {
-		s := &j.slots[i]
+	j.eachSlot(func(_ uint64, s *slot) {
 		above := s.mem.held() && s.mem.op > head ||
 			s.header.state == diskValid && s.header.op > head ||
 			s.prepare.state == diskValid && s.prepare.op > head ||
@@ -86,7 +85,7 @@ func (j *Journal) Reconcile(head uint64, canonical []wire.Header, done func()) {
 		if above {
 			enqueue(writeClear, s.floorOp, nil)
 		}
-	}
+	})
 
 	// Record the canonical header of every op not held with its identity.
 	for i := range canonical {

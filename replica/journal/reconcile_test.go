@@ -159,8 +159,8 @@ func TestReconcileUnackedHeaders(t *testing.T) {
 		if when != "in memory" {
 			j, r = e.mustOpen()
 			k = r.Knowledge
-			if !r.Slots[3].Header.Unacked || r.Slots[2].Header.Unacked {
-				t.Fatalf("%s: unacked flags op 2 %v op 3 %v", when, r.Slots[2].Header.Unacked, r.Slots[3].Header.Unacked)
+			if !r.Slot(3).Header.Unacked || r.Slot(2).Header.Unacked {
+				t.Fatalf("%s: unacked flags op 2 %v op 3 %v", when, r.Slot(2).Header.Unacked, r.Slot(3).Header.Unacked)
 			}
 		}
 		if got := k(2); got != HeaderOnly {
@@ -186,8 +186,8 @@ func TestReconcileUnackedHeaders(t *testing.T) {
 		t.Fatal("op 3's append did not finish")
 	}
 	_, r = e.mustOpen()
-	if r.Slots[3].Class != ClassClean || !r.Slots[3].HeaderWritten || r.Slots[3].Header.Unacked {
-		t.Fatalf("op 3 after its append: %+v", r.Slots[3])
+	if r.Slot(3).Class != ClassClean || !r.Slot(3).HeaderWritten || r.Slot(3).Header.Unacked {
+		t.Fatalf("op 3 after its append: %+v", r.Slot(3))
 	}
 }
 
@@ -214,8 +214,8 @@ func TestReconcileUnackedAppendCrash(t *testing.T) {
 			_, r := e.mustOpen()
 			k := r.Knowledge(2)
 			switch {
-			case fired && (k != Held || !r.Slots[2].HeaderWritten):
-				t.Fatalf("cut %d %s: op 2 after its done: %s %+v", cut, mode, k, r.Slots[2])
+			case fired && (k != Held || !r.Slot(2).HeaderWritten):
+				t.Fatalf("cut %d %s: op 2 after its done: %s %+v", cut, mode, k, r.Slot(2))
 			case !fired && k != HeaderUnacked && k != Held && k != Unknown:
 				t.Fatalf("cut %d %s: op 2 before its done: %s", cut, mode, k)
 			}

@@ -100,7 +100,8 @@ type Recovery struct {
 	Formatted uint64
 	// Copies is what each superblock copy held.
 	Copies [SuperblockCopies]CopyReport
-	// Slots is every slot's report, indexed by slot.
+	// Slots is the report of every formatted slot (Formatted of them),
+	// indexed by slot; Slot(i) answers for any slot.
 	Slots []SlotReport
 	// HeadOp is the highest op with any valid evidence in its own slot: a
 	// valid prepare or a valid header copy, whether or not it was
@@ -123,7 +124,8 @@ func (r *Recovery) Knowledge(op uint64) Knowledge {
 	if op == 0 {
 		panic("journal: op 0 (ops are 1-based)")
 	}
-	s := &r.Slots[op%r.slotCount]
+	slot := r.Slot(op % r.slotCount)
+	s := &slot
 	held := s.Class == ClassClean && s.Op == op
 	vouched := s.Class != ClassConflict
 	header, headerOp, unacked := s.Header.State, s.Header.Op, s.Header.Unacked
@@ -141,7 +143,28 @@ func (r *Recovery) Count(c Class) int {
 			n++
 		}
 	}
+	if c == ClassEmpty {
+		n += int(r.slotCount) - len(r.Slots)
+	}
 	return n
+}
+
+// Slot returns slot i's report: Slots[i] for a formatted slot, Empty (with
+// both copies the empty marker, unread) beyond.
+func (r *Recovery) Slot(i uint64) SlotReport {
+	if i >= r.slotCount {
+		panic(fmt.Sprintf("journal: slot %d of %d", i, r.slotCount))
+	}
+	if i < uint64(len(r.Slots)) {
+		return r.Slots[i]
+	}
+	return emptySlotReport()
+}
+
+// emptySlotReport is the report of a slot whose copies both hold the empty
+// marker.
+func emptySlotReport() SlotReport {
+	return classify(&headerCopy{state: SectorEmpty}, &prepareCopy{state: SectorEmpty})
 }
 
 // classify applies the recovery table to one slot (before the window is

@@ -230,14 +230,14 @@ func TestClassificationTable(t *testing.T) {
 			c.chunk.write(e, slot, false)
 			c.header.write(e, slot, true)
 			j, r := e.mustOpen()
-			s := r.Slots[slot]
+			s := r.Slot(slot)
 			if s.Class != c.class || s.Op != c.op || s.HeaderWritten != c.headerWritten || s.HeaderRepaired != c.repaired {
 				t.Fatalf("slot %+v, want class %s op %d written %v repaired %v", s, c.class, c.op, c.headerWritten, c.repaired)
 			}
 			if c.repaired {
 				// The rewritten header copy is durable and valid.
 				_, r2 := e.mustOpen()
-				if s2 := r2.Slots[slot]; s2.Class != ClassClean || !s2.HeaderWritten || s2.HeaderRepaired || s2.Header.State != SectorValid {
+				if s2 := r2.Slot(slot); s2.Class != ClassClean || !s2.HeaderWritten || s2.HeaderRepaired || s2.Header.State != SectorValid {
 					t.Fatalf("after the rewrite: %+v", s2)
 				}
 			}
@@ -291,7 +291,7 @@ func TestTornBelowWindow(t *testing.T) {
 	torn[100] ^= 0xff
 	e.writeRaw(e.geo.prepareSector(5), torn)
 	_, r := e.mustOpen()
-	s := r.Slots[5]
+	s := r.Slot(5)
 	if r.HeadOp != S+6 || s.Class != ClassTorn || s.Op != 5 {
 		t.Fatalf("head %d, slot %+v", r.HeadOp, s)
 	}
@@ -301,7 +301,7 @@ func TestTornBelowWindow(t *testing.T) {
 	// Slot 4 holds an op of the window: a damaged prepare there is Corrupt.
 	e.dev.InjectCorruption(e.geo.prepareSector(4))
 	_, r = e.mustOpen()
-	if s := r.Slots[4]; s.Class != ClassCorrupt || s.Op != S+4 {
+	if s := r.Slot(4); s.Class != ClassCorrupt || s.Op != S+4 {
 		t.Fatalf("slot 4 %+v", s)
 	}
 	if r.Knowledge(S+4) != HeaderOnly || r.Knowledge(2*S+4) != Nackable {
