@@ -251,11 +251,6 @@ func TestKnobOverrides(t *testing.T) {
 			t.Fatalf("%v: %d runs", args, len(got))
 		}
 		for _, o := range got {
-			for _, field := range o.Fields() {
-				if field.Name == k.name && field.Value != v {
-					t.Errorf("-%s=%s: seed %d has %s=%s", k.name, v, o.Seed, field.Name, field.Value)
-				}
-			}
 			// Everything else is the swarm's draw.
 			want := sim.Swarm(o.Seed)
 			want.Auth = true
@@ -265,6 +260,13 @@ func TestKnobOverrides(t *testing.T) {
 				want.PartitionMode = network.PartitionNone // the nemesis takes the partitions
 			case k.name == "partition-mode" && want.Rollback:
 				want.Rollback = false // an explicit partition mode takes them back
+			}
+			// A seed drawn with too few replicas for the knob runs without it.
+			off := needsMet(&want)
+			for _, field := range o.Fields() {
+				if field.Name == k.name && field.Value != v && !slices.ContainsFunc(off, func(d disabled) bool { return d.knob == k.name }) {
+					t.Errorf("-%s=%s: seed %d has %s=%s", k.name, v, o.Seed, field.Name, field.Value)
+				}
 			}
 			if !reflect.DeepEqual(o, want) {
 				t.Errorf("-%s=%s: seed %d options\n%+v\nwant\n%+v", k.name, v, o.Seed, o, want)
@@ -373,9 +375,13 @@ func TestSingleSeedOutput(t *testing.T) {
 	if ls[0] != "seed=42" {
 		t.Errorf("first line %q", ls[0])
 	}
+	// Then the build, as cliEnv's env (no build info) reads it.
+	if ls[1] != "build version=unknown revision=unknown modified=unknown go=unknown" {
+		t.Errorf("second line %q", ls[1])
+	}
 	// The options lines hold every field, in order.
 	var words []string
-	i := 1
+	i := 2
 	for ; strings.HasPrefix(ls[i], "options "); i++ {
 		words = append(words, strings.Fields(strings.TrimPrefix(ls[i], "options "))...)
 	}
@@ -671,7 +677,8 @@ func TestCampaignKeepGoing(t *testing.T) {
 		o := sim.Swarm(s)
 		o.Replicas = 3
 		var hdr bytes.Buffer
-		writeHeader(&hdr, &o)
+		fmt.Fprintf(&hdr, "seed=%d\n", s)
+		writeOptions(&hdr, &o, needsMet(&o))
 		repro := fmt.Sprintf("reproduce: vopr -seed %d -replicas=3\n", s)
 		if !strings.Contains(parallel, hdr.String()) || !strings.Contains(parallel, repro) {
 			t.Errorf("seed %d: no header or %q in\n%s", s, repro, parallel)
@@ -747,11 +754,70 @@ func TestCampaignRandomStart(t *testing.T) {
 	}
 }
 
+// TestCampaignProgress: with stderr a terminal (injected), a campaign draws
+// one progress line there, in place (\r, erase line), with the seeds done,
+// the rate, the failures and the time left of a -duration campaign; and
+// erases it before the table. Stdout is what it is without a terminal.
 func TestCampaignProgress(t *testing.T) {
-	plain, _, _ := cli(t, &fakeSim{}, "-seed", "1", "-seeds", "3")
-	stdout, stderr, _ := cliEnv(t, &fakeSim{}, env{terminal: true}, "-seed", "1", "-seeds", "3")
-	if stdout != plain || !strings.Contains(stderr, "\r\x1b[Kvopr: 1 seeds, 0 failed") {
-		t.Errorf("stdout\n%s\nstderr %q", stdout, stderr)
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string // progress lines, in order
+	}{
+		{"seeds", []string{"-seed", "1", "-seeds", "3"}, []string{
+			"vopr: 1 seeds, 1.0 seeds/s, 0 failed, 1s",
+			"vopr: 2 seeds, 1.0 seeds/s, 0 failed, 2s",
+			"vopr: 3 seeds, 1.0 seeds/s, 1 failed, 3s",
+		}},
+		{"duration", []string{"-seed", "1", "-duration", "3s", "-keep-going"}, []string{
+			"vopr: 1 seeds, 1.0 seeds/s, 0 failed, 2s left",
+			"vopr: 2 seeds, 1.0 seeds/s, 0 failed, 1s left",
+			"vopr: 3 seeds, 1.0 seeds/s, 1 failed, 0s left",
+		}},
+	} {
+		outcomes := map[uint64]sim.Outcome{3: sim.Liveness}
+		plain, _, _ := cli(t, &fakeSim{outcomes: outcomes, clock: &fakeClock{}}, c.args...)
+		f := &fakeSim{outcomes: outcomes, clock: &fakeClock{}}
+		stdout, stderr, _ := cliEnv(t, f, env{terminal: true}, c.args...)
+		if stdout != plain {
+			t.Errorf("%s: stdout with a terminal\n%s\nwithout\n%s", c.name, stdout, plain)
+		}
+		var want strings.Builder
+		for _, l := range c.want {
+			want.WriteString("\r\x1b[K" + l + "\r\x1b[K")
+		}
+		if stderr != want.String() {
+			t.Errorf("%s: stderr %q\nwant %q", c.name, stderr, want.String())
+		}
+	}
+	// Not a terminal: no progress line at all.
+	if _, stderr, _ := cli(t, &fakeSim{clock: &fakeClock{}}, "-seed", "1", "-seeds", "3"); stderr != "" {
+		t.Errorf("stderr without a terminal %q", stderr)
+	}
+}
+
+// TestCampaignProgressTicker: between seeds, the ticker redraws the line
+// (a long run ends rarely), and a campaign not on a terminal never asks for
+// a ticker.
+func TestCampaignProgressTicker(t *testing.T) {
+	ticks := make(chan time.Time)
+	release := make(chan struct{})
+	f := &fakeSim{gate: func(seed uint64) {
+		if seed == 1 {
+			ticks <- time.Time{} // received only by the waiting campaign
+			close(release)
+		}
+		<-release
+	}}
+	e := env{terminal: true, ticker: func() (<-chan time.Time, func()) { return ticks, func() {} }}
+	_, stderr, code := cliEnv(t, f, e, "-seed", "1", "-seeds", "1")
+	if code != 0 || !strings.HasPrefix(stderr, "\r\x1b[Kvopr: 0 seeds, 0.0 seeds/s, 0 failed, 0s") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	asked := false
+	e = env{ticker: func() (<-chan time.Time, func()) { asked = true; return nil, func() {} }}
+	if cliEnv(t, &fakeSim{}, e, "-seed", "1", "-seeds", "2"); asked {
+		t.Error("a campaign without a terminal asked for a ticker")
 	}
 }
 
@@ -815,7 +881,8 @@ func TestJSON(t *testing.T) {
 			t.Errorf("keys %v\noptions %v", keys, optionKeys)
 		}
 		var obj struct {
-			Seed            uint64            `json:"seed"`
+			Schema          int               `json:"schema"`
+			Seed            string            `json:"seed"`
 			Result          string            `json:"result"`
 			Liveness        string            `json:"liveness"`
 			Clients         int               `json:"clients"`
@@ -834,7 +901,7 @@ func TestJSON(t *testing.T) {
 		o := sim.Swarm(seed)
 		o.Clients = 4
 		r := f.run(o, nil)
-		if obj.Seed != seed || obj.Result != r.Outcome.String() || obj.Liveness != r.Liveness.String() ||
+		if obj.Schema != 1 || obj.Seed != strconv.FormatUint(seed, 10) || obj.Result != r.Outcome.String() || obj.Liveness != r.Liveness.String() ||
 			obj.Clients != 4 || obj.Commits != r.Commits || obj.Digest != fmt.Sprintf("%016x", r.Digest) ||
 			obj.Options["clients"] != 4.0 || obj.Options["partition-mode"] == nil ||
 			!reflect.DeepEqual(obj.Probes, r.Probes) || obj.Violation != r.Violation ||
@@ -848,8 +915,8 @@ func TestJSON(t *testing.T) {
 		json.Unmarshal([]byte(l), &m)
 		for j, w := range words {
 			k, v, _ := strings.Cut(w, "=")
-			if keys[j] != k || fmt.Sprint(m[k]) != v {
-				t.Errorf("seed %d: summary word %s, JSON %s=%v", seed, w, keys[j], m[k])
+			if keys[j+1] != k || fmt.Sprint(m[k]) != v {
+				t.Errorf("seed %d: summary word %s, JSON %s=%v", seed, w, keys[j+1], m[k])
 			}
 		}
 	}

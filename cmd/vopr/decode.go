@@ -72,8 +72,17 @@ func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer out.Flush()
 	r := wire.NewReader(bufio.NewReader(src), uint32(*maxFrame))
 	for index := 0; ; index++ {
+		// A write error (stdout full or closed) ends the decoding: the rest
+		// would be lost too. bufio keeps the error, and an empty Write
+		// returns it; runEnv reports it and exits 1.
+		if _, err := out.Write(nil); err != nil {
+			return 1
+		}
 		frame, offset, err := r.Next()
 		if err == io.EOF {
+			if out.Flush() != nil {
+				return 1
+			}
 			return 0
 		}
 		if err != nil {
@@ -120,6 +129,7 @@ func decodeHexText(text []byte) ([]byte, error) {
 // frameReport is what decode prints for one frame; its JSON keys are the
 // documented output contract, in this order.
 type frameReport struct {
+	Schema       int       `json:"schema"` // jsonSchema
 	Index        int       `json:"index"`
 	Offset       int64     `json:"offset"`
 	Command      string    `json:"command"`
@@ -142,7 +152,8 @@ func describe(index int, offset int64, frame []byte) frameReport {
 	h := wire.HeaderOf(frame)
 	p := h.Prefix()
 	rep := frameReport{
-		Index: index, Offset: offset,
+		Schema: jsonSchema,
+		Index:  index, Offset: offset,
 		Command: p.Command.SnakeName(), CommandID: uint8(p.Command),
 		Size: p.Size, View: p.View, Release: p.Release, Replica: p.Replica,
 		Cluster: p.Cluster, Checksum: p.Checksum, ChecksumBody: p.ChecksumBody,

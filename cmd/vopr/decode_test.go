@@ -82,7 +82,7 @@ func TestDecodeJSONContract(t *testing.T) {
 	if len(lines) != len(frames) {
 		t.Fatalf("%d lines for %d frames", len(lines), len(frames))
 	}
-	keys := []string{"index", "offset", "command", "command_id", "size", "view", "release", "replica", "cluster",
+	keys := []string{"schema", "index", "offset", "command", "command_id", "size", "view", "release", "replica", "cluster",
 		"checksum", "checksum_body", "valid", "error", "integrity", "fields"}
 	offset := 0
 	for i, line := range lines {
@@ -99,6 +99,9 @@ func TestDecodeJSONContract(t *testing.T) {
 			}
 		}
 		h := wire.HeaderOf(frames[i])
+		if m["schema"] != float64(jsonSchema) {
+			t.Errorf("line %d: schema %v, want %d", i, m["schema"], jsonSchema)
+		}
 		if m["index"] != float64(i) || m["offset"] != float64(offset) || m["command"] != h.Command().SnakeName() {
 			t.Errorf("line %d: index %v offset %v command %v", i, m["index"], m["offset"], m["command"])
 		}

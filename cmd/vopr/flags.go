@@ -260,7 +260,26 @@ type config struct {
 	faults      faultsFlag
 	verbose     bool
 	performance bool
+	long        bool       // the long-run preset (sim.Long) instead of the swarm
+	version     bool       // print the build and exit
 	overrides   []override // in the order of knobs (see sortOverrides)
+}
+
+// durationMin is the shortest -duration accepted. A campaign checks its
+// deadline before it launches each seed, so a shorter one may end before
+// its first seed; and a campaign of less than a second is a single seed
+// (-seed N), which says what it runs.
+const durationMin = time.Second
+
+// given reports whether the knob named name was given as a flag, and its
+// value.
+func (c *config) given(name string) (any, bool) {
+	for _, ov := range c.overrides {
+		if ov.knob.name == name {
+			return ov.value, true
+		}
+	}
+	return nil, false
 }
 
 // campaign reports whether the command runs a campaign (-seeds or -duration)
@@ -290,6 +309,8 @@ func parseArgs(args []string, stderr io.Writer) (cfg *config, printed bool, err 
 	fs.Var(&cfg.faults, "faults", "")
 	fs.BoolVar(&cfg.verbose, "v", false, "")
 	fs.BoolVar(&cfg.performance, "performance", false, "")
+	fs.BoolVar(&cfg.long, "long", false, "")
+	fs.BoolVar(&cfg.version, "version", false, "")
 	for i := range knobs {
 		fs.Var(&knobFlag{knob: &knobs[i], cfg: cfg}, knobs[i].name, "")
 	}
@@ -302,6 +323,9 @@ func parseArgs(args []string, stderr io.Writer) (cfg *config, printed bool, err 
 	if fs.NArg() > 0 {
 		return nil, false, &usageError{fmt.Sprintf("unexpected argument %q (give the seed with -seed N)", fs.Arg(0))}
 	}
+	if cfg.version {
+		return cfg, false, nil // -version prints the build whatever else is given
+	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	switch {
@@ -309,17 +333,114 @@ func parseArgs(args []string, stderr io.Writer) (cfg *config, printed bool, err 
 		return nil, false, &usageError{fmt.Sprintf("-seeds %d: the campaign needs at least one seed", cfg.seeds)}
 	case given["duration"] && cfg.duration <= 0:
 		return nil, false, &usageError{fmt.Sprintf("-duration %v: the duration must be positive", cfg.duration)}
+	case given["duration"] && cfg.duration < durationMin:
+		return nil, false, &usageError{fmt.Sprintf("-duration %v: a campaign that short may not run a single seed; give at least %v (or run one seed with -seed N)", cfg.duration, durationMin)}
 	case cfg.parallel < 1:
 		return nil, false, &usageError{fmt.Sprintf("-parallel %d: at least one simulation at a time", cfg.parallel)}
+	case cfg.seed.set && cfg.seeds > 0 && cfg.seed.value > math.MaxUint64-uint64(cfg.seeds-1):
+		// Seeds are u64s: seed N+K-1 would wrap to a low seed nobody asked for.
+		return nil, false, &usageError{fmt.Sprintf("-seed %d -seeds %d: the campaign would run past seed %d, the last u64; start at %d at most",
+			cfg.seed.value, cfg.seeds, uint64(math.MaxUint64), uint64(math.MaxUint64)-uint64(cfg.seeds-1))}
 	case cfg.performance:
-		for _, name := range []string{"seed", "seeds", "duration", "parallel", "keep-going", "faults", "lite"} {
+		for _, name := range []string{"seed", "seeds", "duration", "parallel", "keep-going", "faults", "lite", "long"} {
 			if given[name] {
 				return nil, false, &usageError{fmt.Sprintf("-performance runs one fixed, fault-free configuration: -%s does not combine with it", name)}
 			}
 		}
 	}
+	if err := cfg.checkReplicaNeeds(); err != nil {
+		return nil, false, err
+	}
 	sortOverrides(cfg.overrides)
 	return cfg, false, nil
+}
+
+// replicasNeeded is the replica count the rollback nemesis and each
+// partition mode need to do anything, and why. With fewer, the simulator
+// quietly does without them (sim: the nemesis starts with 3 replicas;
+// network: a random partition needs 2 to split, and a bridge 3, below
+// which it isolates one replica instead). vopr makes that explicit:
+// refused when the count is a flag too (checkReplicaNeeds), turned off
+// and noted in the seed's options when the count was drawn (needsMet).
+var replicasNeeded = struct {
+	rollback int
+	mode     func(network.PartitionMode) int
+}{
+	rollback: 3,
+	mode: func(m network.PartitionMode) int {
+		switch m {
+		case network.PartitionNone:
+			return 1
+		case network.PartitionBridge:
+			return 3
+		}
+		return 2
+	},
+}
+
+// checkReplicaNeeds refuses -replicas=N with an explicit -rollback or
+// -partition-mode that needs more than N replicas: the user fixed both, and
+// would otherwise get a run without what they asked for.
+func (c *config) checkReplicaNeeds() error {
+	v, ok := c.given("replicas")
+	if !ok {
+		return nil
+	}
+	n := v.(int)
+	if rb, ok := c.given("rollback"); ok && rb.(bool) && n < replicasNeeded.rollback {
+		return &usageError{fmt.Sprintf("-rollback needs %d replicas or more, and -replicas=%d gives %d", replicasNeeded.rollback, n, n)}
+	}
+	if m, ok := c.given("partition-mode"); ok {
+		mode := m.(network.PartitionMode)
+		if need := replicasNeeded.mode(mode); n < need {
+			var o sim.Options
+			o.PartitionMode = mode
+			_, name := knobValue(knobByName("partition-mode"), &o)
+			return &usageError{fmt.Sprintf("-partition-mode=%s needs %d replicas or more, and -replicas=%d gives %d", name, need, n, n)}
+		}
+	}
+	return nil
+}
+
+// knobByName is the knob of that name (which must exist).
+func knobByName(name string) *knob {
+	for i := range knobs {
+		if knobs[i].name == name {
+			return &knobs[i]
+		}
+	}
+	panic("vopr: no knob " + name)
+}
+
+// disabled is a knob a seed's options had that its replica count cannot
+// carry: turned off (or, for a bridge partition on two replicas, replaced
+// by the partition the network makes instead), and said so.
+type disabled struct {
+	knob string // the knob's flag name
+	why  string // "needs 3 replicas", "bridge needs 3 replicas"
+}
+
+// needsMet turns off what o's replica count cannot carry (replicasNeeded)
+// and lists it. Each change leaves the world as the simulator would have
+// run it anyway (the nemesis never starts, the partition never splits, or
+// a bridge on two replicas draws exactly as isolate-single), so the digest
+// is the same; only the options say what really ran.
+func needsMet(o *sim.Options) []disabled {
+	var off []disabled
+	if o.Rollback && o.Replicas < replicasNeeded.rollback {
+		o.Rollback = false
+		off = append(off, disabled{"rollback", fmt.Sprintf("needs %d replicas", replicasNeeded.rollback)})
+	}
+	if need := replicasNeeded.mode(o.PartitionMode); o.Replicas < need {
+		_, name := knobValue(knobByName("partition-mode"), o)
+		off = append(off, disabled{"partition-mode", fmt.Sprintf("%s needs %d replicas", name, need)})
+		if o.PartitionMode == network.PartitionBridge && o.Replicas == 2 {
+			o.PartitionMode = network.PartitionIsolateSingle
+		} else {
+			o.PartitionMode = network.PartitionNone
+		}
+	}
+	return off
 }
 
 // sortOverrides puts the overrides in the order of the knobs table (that of
@@ -342,24 +463,27 @@ func sortOverrides(ovs []override) {
 }
 
 // options builds the world of one seed: the swarm's draw (or the
-// performance configuration), then -faults=none, then the knob overrides
-// (so an explicit knob wins over -faults=none), then Check.
-func (c *config) options(seed uint64) (sim.Options, error) {
-	var o sim.Options
-	if c.performance {
+// performance configuration, or the long-run preset), then -faults=none,
+// then the knob overrides (so an explicit knob wins over -faults=none and
+// over the preset), then what the replica count cannot carry turned off
+// (needsMet, listed in off), then Check.
+func (c *config) options(seed uint64) (o sim.Options, off []disabled, err error) {
+	switch {
+	case c.performance:
 		o = sim.Performance()
-	} else {
+	case c.long:
+		o = sim.Long(seed)
+	default:
 		o = sim.Swarm(seed)
 	}
 	if c.faults.none {
 		o.NoFaults()
 	}
-	modeGiven, rollbackGiven := false, false
 	for _, ov := range c.overrides {
 		setKnob(ov.knob, &o, ov.value)
-		modeGiven = modeGiven || ov.knob.name == "partition-mode"
-		rollbackGiven = rollbackGiven || ov.knob.name == "rollback"
 	}
+	_, modeGiven := c.given("partition-mode")
+	_, rollbackGiven := c.given("rollback")
 	// The rollback nemesis and random partitions exclude each other
 	// (Options.Check): the one given as a flag wins over the swarm's draw of
 	// the other; given both, Check says why they clash.
@@ -369,13 +493,19 @@ func (c *config) options(seed uint64) (sim.Options, error) {
 	case o.Rollback && modeGiven && !rollbackGiven && o.PartitionMode != network.PartitionNone:
 		o.Rollback = false
 	}
+	// The long preset caps the requests by the client count; a -clients
+	// flag changes the count it was drawn for, a -requests flag wins.
+	if _, ok := c.given("requests"); c.long && !ok {
+		o.Requests = sim.LongRequests(o.Clients)
+	}
+	off = needsMet(&o)
 	if err := o.Check(); err != nil {
 		if len(c.overrides) > 0 || c.faults.none {
-			return o, fmt.Errorf("seed %d: options with the overrides given: %v", o.Seed, err)
+			return o, off, fmt.Errorf("seed %d: options with the overrides given: %v", o.Seed, err)
 		}
-		return o, fmt.Errorf("seed %d: options: %v", o.Seed, err)
+		return o, off, fmt.Errorf("seed %d: options: %v", o.Seed, err)
 	}
-	return o, nil
+	return o, off, nil
 }
 
 // reproduce is the command line that rebuilds the world of seed: the seed
@@ -386,6 +516,9 @@ func (c *config) reproduce(seed uint64) string {
 		b.WriteString("vopr -performance")
 	} else {
 		b.WriteString("vopr -seed " + strconv.FormatUint(seed, 10))
+	}
+	if c.long {
+		b.WriteString(" -long")
 	}
 	if c.faults.none {
 		b.WriteString(" -faults=none")
@@ -411,39 +544,60 @@ const usageText = `usage:
   vopr [-seed N] [flags] [knob flags]        run one seed (a random one if -seed is absent)
   vopr -seeds K | -duration D [-parallel P] [-keep-going] [flags] [knob flags]
                                              a campaign: seeds N, N+1, ... (N = -seed, or random)
+  vopr -long [-seed N | -seeds K | -duration D ...] [flags] [knob flags]
+                                             long runs: the swarm with 3,000,000 safety ticks
   vopr -performance [-json] [knob flags]     the fixed fault-free configuration: protocol cost
+  vopr -version                              the build: module version and VCS revision
   vopr decode [-json] [-hex] [-max-frame BYTES] [FILE]
                                              print the frames of a replica-port stream
 
 flags:
   -seed N          the seed: a decimal u64, or a 40-hex commit hash (read as its
                    first 16 hex digits); random when absent, and always printed first
-  -seeds K         a campaign of K seeds, N..N+K-1
-  -duration D      a campaign that launches new seeds until D (a Go duration, 30s, 1h)
-                   has passed; with -seeds too, whichever ends first
-  -parallel P      run P simulations at once (one goroutine each); output stays in seed order
+  -seeds K         a campaign of K seeds, N..N+K-1 (the range may not pass the last
+                   u64, 18446744073709551615)
+  -duration D      a campaign that launches new seeds until D (a Go duration, at least
+                   1s: 30s, 1h) has passed, the first seed always; with -seeds too,
+                   whichever ends first; it stops at seed 18446744073709551615, the last
+  -parallel P      run P simulations at once (one goroutine each); output stays in seed
+                   order; more than the CPUs (GOMAXPROCS) is capped at the CPUs, with a
+                   warning, since it adds only memory
   -keep-going      do not stop the campaign at the first failure
+  -long            the long-run preset: every seed's swarm draw, with safety-ticks=3000000
+                   and requests capped so that a run fits the 4096-slot journal (3500;
+                   1750 with more clients than the client table's 8 slots, whose
+                   evictions cost a Register each); knob flags still win
   -lite            the safety phase only (a knob: see below)
-  -json            one JSON object per seed, one line each: the summary line's keys, then
-                   evictions, indefinite, options, probes and the failure's details (a
-                   campaign's summary table then goes to stderr)
+  -json            one JSON object per seed, one line each (schema 1, keys in README.md):
+                   the summary line's keys, then evictions, indefinite, build, options,
+                   disabled, probes and the failure's details (a campaign's summary
+                   table then goes to stderr)
   -trace FILE      write every event as JSON lines to FILE (replica events, process,
                    network and disk faults, client invocations and completions; each
                    line has at_ns and kind); in a campaign, to one file per seed, FILE
                    with the seed before its extension (trace.jsonl -> trace.17.jsonl)
-  -faults MODE     swarm (default: drawn from the seed) or none (every fault off); knob
-                   flags given explicitly still win over -faults=none
+  -faults MODE     swarm (default: drawn from the seed) or none (every fault off, the
+                   rollback nemesis too); knob flags given explicitly still win
   -performance     run sim.Performance() once and print frames per committed op per command
+  -version         print the build (module version, vcs revision and modified, go) and exit
   -v               also print wall time per seed and per campaign, on stderr
   -h               this help
 
+A campaign interrupted (SIGINT, SIGTERM) starts no new seed, drops those running,
+prints the seeds finished so far and its table marked interrupted, and exits 130 (the
+worst failure's status if one was found). On a terminal, stderr shows a progress line.
+
 knob flags (each overrides the value the seed's swarm drew, for every seed of a campaign;
-probabilities lie in [0, 1]; durations are nanoseconds of virtual time, ticks 10 ms each):
+probabilities lie in [0, 1]; durations are nanoseconds of virtual time, ticks 10 ms each;
+-rollback needs 3 replicas, -partition-mode 2 and bridge 3: refused with -replicas too
+small, and when the count is drawn, off for a seed drawn too small, which its options
+line says, as rollback=false(needs 3 replicas)):
 `
 
 const usageTail = `
-exit status: 0 pass, 1 simulator error, 2 usage, 128 liveness failure, 129 correctness
-failure; a campaign exits with the worst status it saw (129 > 128 > 1 > 0).
+exit status: 0 pass, 1 simulator error or stdout write error, 2 usage, 128 liveness
+failure, 129 correctness failure, 130 interrupted; a campaign exits with the worst status
+it saw (129 > 128 > 1 > 0).
 `
 
 func writeUsage(w io.Writer) {

@@ -24,7 +24,7 @@ func TestJSONEvictions(t *testing.T) {
 		sr := &seedRun{seed: 9, opts: sim.Swarm(9), result: sim.Result{Seed: 9, Options: sim.Swarm(9),
 			Evictions: tc.evictions, Indefinite: tc.indefinite}}
 		var b bytes.Buffer
-		writeSeedJSON(&b, sr, "vopr -seed 9")
+		writeSeedJSON(&b, sr, "vopr -seed 9", &buildInfo{})
 		var obj map[string]any
 		if err := json.Unmarshal(b.Bytes(), &obj); err != nil {
 			t.Fatalf("%s: %v: %s", tc.name, err, b.Bytes())

@@ -17,10 +17,20 @@
 // table (outcomes, failing seeds with their reproduction commands, coverage
 // probes). A passing seed prints its summary line only.
 //
+//	vopr -long [-seed N | -seeds K | -duration D] ...
+//
+// runs long runs (sim.Long): each seed's swarm draw with 3 M safety ticks
+// and requests capped so that the run fits the journal.
+//
 //	vopr -performance
 //
 // runs the fixed fault-free configuration (sim.Performance) and prints the
 // frames sent per committed op per command: a deterministic protocol cost.
+//
+//	vopr -version
+//
+// prints the build (module version, VCS revision and modified, Go), which
+// the header of every run and every -json object carry too.
 //
 //	vopr decode [-json] [-hex] [-max-frame N] [FILE]
 //
@@ -28,8 +38,24 @@
 // every frame.
 //
 // Decisions worth knowing:
-//   - Options are built as Swarm(seed), then -faults=none (NoFaults), then
-//     every knob flag, then Check: an explicit knob wins over -faults=none.
+//   - Options are built as Swarm(seed) (or Long(seed)), then -faults=none
+//     (NoFaults, the rollback nemesis included), then every knob flag, then
+//     what the replica count cannot carry turned off, then Check: an
+//     explicit knob wins over -faults=none and over -long.
+//   - -rollback needs 3 replicas, a partition mode 2 (bridge 3): refused
+//     with -replicas given too small; with the count drawn, a seed drawn
+//     too small runs without it, its options reading
+//     rollback=false(needs 3 replicas) and its -json "disabled" naming it.
+//   - A campaign's seeds never wrap past 2^64-1: a -seeds range that would
+//     is refused, a -duration campaign stops there. -duration is 1s at
+//     least, and the first seed always runs.
+//   - -parallel above the CPUs (GOMAXPROCS) is capped at the CPUs, with a
+//     warning: more at once adds memory, not speed.
+//   - SIGINT or SIGTERM stops a campaign: no new seed, the seeds in flight
+//     dropped, the table marked interrupted, exit 130 (or the worst
+//     failure's status).
+//   - A write error on stdout ends the run: the error on stderr, exit 1
+//     at least.
 //   - -trace FILE with a campaign writes one file per seed, the seed inserted
 //     before the extension (trace.jsonl -> trace.17.jsonl).
 //   - A campaign that stops at a failure prints the seeds up to and including
@@ -40,16 +66,23 @@
 //   - Wall time appears only on stderr: with -v, and in the progress line of
 //     a campaign when stderr is a terminal.
 //
-// Exit status: 0 pass, 1 simulator error, 2 bad usage, 128 liveness failure,
-// 129 correctness failure; a campaign exits with the worst it saw. `vopr
-// decode` exits 1 on a framing or input error.
+// Exit status: 0 pass, 1 simulator error (or a stdout write error), 2 bad
+// usage, 128 liveness failure, 129 correctness failure, 130 interrupted; a
+// campaign exits with the worst it saw. `vopr decode` exits 1 on a framing,
+// input or output error.
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"syscall"
 	"time"
 
 	"github.com/iggy-vopr/vopr/sim"
@@ -62,46 +95,116 @@ func main() {
 // run is main without the process: it returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return runEnv(args, stdin, stdout, stderr, env{
-		runSeed:  sim.Run,
-		now:      time.Now,
-		random:   randomSeed,
-		terminal: isTerminal(stderr),
+		runSeed:    sim.Run,
+		now:        time.Now,
+		random:     randomSeed,
+		terminal:   isTerminal(stderr),
+		cpus:       runtime.GOMAXPROCS(0),
+		interrupts: notifyInterrupts,
+		ticker:     secondTicker,
+		build:      debug.ReadBuildInfo,
 	})
 }
 
 // env is what a run takes from the world, as values so tests can fake them:
 // the simulator, the wall clock (which bounds -duration campaigns and feeds
-// -v, never stdout), the random source of a seed not given, and whether
-// stderr is a terminal (campaign progress).
+// -v and the progress line, never stdout), the random source of a seed not
+// given, whether stderr is a terminal (campaign progress), the CPUs
+// (GOMAXPROCS, which follows the process's CPU quota; 0: no bound on
+// -parallel), the interrupts a campaign stops at, the ticker that redraws
+// the progress line, and the build's description.
 type env struct {
-	runSeed  func(sim.Options, io.Writer) sim.Result
-	now      func() time.Time
-	random   func() uint64
-	terminal bool
+	runSeed    func(sim.Options, io.Writer) sim.Result
+	now        func() time.Time
+	random     func() uint64
+	terminal   bool
+	cpus       int
+	interrupts func() (<-chan struct{}, func()) // a channel closed at the first interrupt, and its release
+	ticker     func() (<-chan time.Time, func())
+	build      func() (*debug.BuildInfo, bool)
 }
 
-// runEnv is run in the given env.
+// notifyInterrupts turns SIGINT and SIGTERM into a closed channel for as
+// long as a campaign runs; release restores their default (the process
+// dies), so a second Ctrl-C while the table prints still ends it.
+func notifyInterrupts() (<-chan struct{}, func()) {
+	ctx, release := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	return ctx.Done(), release
+}
+
+// secondTicker redraws the progress line every second while seeds run.
+func secondTicker() (<-chan time.Time, func()) {
+	t := time.NewTicker(time.Second)
+	return t.C, t.Stop
+}
+
+// runEnv is run in the given env. Stdout is checked: a write error there
+// (vopr > /dev/full, a closed pipe) is reported on stderr and makes the
+// status at least 1 (exitWorse), since the output the status vouches for
+// was lost.
 func runEnv(args []string, stdin io.Reader, stdout, stderr io.Writer, e env) int {
+	out := &checkedWriter{w: stdout}
+	code := runChecked(args, stdin, out, stderr, e)
+	if out.err != nil {
+		fmt.Fprintf(stderr, "vopr: writing stdout: %v\n", out.err)
+		code = exitWorse(code, 1)
+	}
+	return code
+}
+
+// exitWorse is the worse of two exit statuses: 129 correctness, 128
+// liveness, 1 simulator or output error, 2 usage, 130 interrupted, 0 pass.
+func exitWorse(a, b int) int {
+	rank := func(code int) int {
+		switch code {
+		case 0:
+			return 0
+		case exitInterrupted:
+			return 1
+		case 2:
+			return 2
+		case 1:
+			return 3
+		case 128:
+			return 4
+		case 129:
+			return 5
+		}
+		return 3 // anything else is an error
+	}
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
+}
+
+// runChecked is runEnv with stdout wrapped.
+func runChecked(args []string, stdin io.Reader, out *checkedWriter, stderr io.Writer, e env) int {
 	if len(args) > 0 && args[0] == "decode" {
-		return runDecode(args[1:], stdin, stdout, stderr)
+		return runDecode(args[1:], stdin, out, stderr)
 	}
 	if len(args) > 0 && args[0] == "help" {
-		writeUsage(stdout)
+		writeUsage(out)
 		return 0
 	}
 	cfg, printed, err := parseArgs(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
-		writeUsage(stdout)
+		writeUsage(out)
 		return 0
 	}
 	rn := &runner{
-		cfg:      cfg,
-		runSeed:  e.runSeed,
-		now:      e.now,
-		random:   e.random,
-		terminal: e.terminal,
-		stdout:   stdout,
-		stderr:   stderr,
+		cfg:        cfg,
+		runSeed:    e.runSeed,
+		now:        e.now,
+		random:     e.random,
+		terminal:   e.terminal,
+		cpus:       e.cpus,
+		interrupts: e.interrupts,
+		ticker:     e.ticker,
+		build:      readBuild(e.build),
+		out:        out,
+		stdout:     out,
+		stderr:     stderr,
 	}
 	if err != nil {
 		if printed { // the flag package named the flag and the rule already
@@ -113,12 +216,19 @@ func runEnv(args []string, stdin io.Reader, stdout, stderr io.Writer, e env) int
 	return rn.main()
 }
 
-// isTerminal reports whether w is a terminal (a character device).
+// isTerminal reports whether w is a terminal: a character device other
+// than the null device (2>/dev/null is a character device too, and a
+// progress line there is wasted work). The standard library has no isatty;
+// this is close enough for choosing whether to draw a progress line.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
 	}
 	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(fi, null)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -15,7 +16,10 @@ import (
 // Output of a run (text mode), deterministic: no wall time anywhere.
 //
 //	seed=N
-//	options replicas=3 clients=5 ...            (Options.Fields, wrapped)
+//	build version=V revision=R modified=M go=G  (the build: same build, same line)
+//	options replicas=3 clients=5 ...            (Options.Fields, wrapped; a knob the
+//	                                             replica count cannot carry reads
+//	                                             rollback=false(needs 3 replicas))
 //	violation: ...                              (a correctness or liveness failure;
 //	error: ...                                   a simulator error)
 //	evidence:                                   (Result.Evidence, one per line)
@@ -26,16 +30,23 @@ import (
 //	seed=N result=... digest=HEX                (Result.Summary, always last)
 //
 // In a campaign a passing seed prints only its explanation (if any) and its
-// summary line; a failing seed prints the whole block.
+// summary line; a failing seed prints the whole block but the build line,
+// which the campaign prints once, after its first seed=N.
 
 const optionsWidth = 100
 
-// writeHeader writes the first lines of a seed: `seed=N`, then the options.
-func writeHeader(b *bytes.Buffer, o *sim.Options) {
-	fmt.Fprintf(b, "seed=%d\n", o.Seed)
+// writeOptions writes the options lines: every field, `name=value`, and
+// after the value of a knob the replica count turned off, why in
+// parentheses (needsMet).
+func writeOptions(b *bytes.Buffer, o *sim.Options, off []disabled) {
 	line := "options"
 	for _, f := range o.Fields() {
 		word := f.Name + "=" + f.Value
+		for _, d := range off {
+			if d.knob == f.Name {
+				word += "(" + d.why + ")"
+			}
+		}
 		if len(line)+1+len(word) > optionsWidth && line != "options" {
 			b.WriteString(line + "\n")
 			line = "options"
@@ -51,7 +62,8 @@ func writeSeedText(b *bytes.Buffer, sr *seedRun, cfg *config, compact bool) {
 	r := &sr.result
 	failed := r.Outcome != sim.Pass
 	if compact && failed {
-		writeHeader(b, &sr.opts)
+		fmt.Fprintf(b, "seed=%d\n", sr.seed)
+		writeOptions(b, &sr.opts, sr.off)
 	}
 	if failed {
 		label := "violation"
@@ -141,20 +153,31 @@ func (j *jsonObject) raw(k string, raw []byte) {
 
 func (j *jsonObject) close() { j.b.WriteByte('}') }
 
-// jsonKeys are the keys of a seed's JSON object, in order: those of the
-// summary line, then the rest.
+// jsonSchema is the version of vopr's JSON objects (the "schema" key of
+// each): it changes when a key changes meaning or goes away, not when one
+// is added. README.md documents every key.
+const jsonSchema = 1
+
+// jsonKeys are the keys of a seed's JSON object, in order: the schema,
+// those of the summary line, then the rest.
 var jsonKeys = []string{
+	"schema",
 	"seed", "result", "liveness", "replicas", "clients", "ticks", "requests", "commits", "view_changes",
 	"crashes", "restarts", "partitions", "resets", "storage_faults", "frames", "digest",
-	"evictions", "indefinite", "options", "probes", "violation", "explanation", "evidence", "frames_by_command", "reproduce",
+	"evictions", "indefinite", "build", "options", "disabled", "probes", "violation", "explanation", "evidence",
+	"frames_by_command", "reproduce",
 }
 
 // writeSeedJSON writes a seed as one JSON object on one line. Maps (probes,
-// frames_by_command) have sorted keys; options keep the order of Fields.
-func writeSeedJSON(b *bytes.Buffer, sr *seedRun, reproduce string) {
+// frames_by_command, disabled) have sorted keys; options keep the order of
+// Fields. The seed is a decimal string: a u64 does not survive a JSON
+// number in jq or JavaScript (doubles), 11971028900399579235 would read
+// 11971028900399580000.
+func writeSeedJSON(b *bytes.Buffer, sr *seedRun, reproduce string, build *buildInfo) {
 	r := &sr.result
 	j := newJSONObject(b)
-	j.value("seed", r.Seed)
+	j.value("schema", jsonSchema)
+	j.value("seed", strconv.FormatUint(r.Seed, 10))
 	j.value("result", r.Outcome.String())
 	j.value("liveness", r.Liveness.String())
 	j.value("replicas", r.Options.Replicas)
@@ -174,6 +197,7 @@ func writeSeedJSON(b *bytes.Buffer, sr *seedRun, reproduce string) {
 	// outcome the eviction left unknown, so that -json shows evictions happen.
 	j.value("evictions", r.Evictions)
 	j.value("indefinite", r.Indefinite)
+	j.raw("build", buildJSON(build))
 
 	var ob bytes.Buffer
 	opts := newJSONObject(&ob)
@@ -183,6 +207,11 @@ func writeSeedJSON(b *bytes.Buffer, sr *seedRun, reproduce string) {
 	}
 	opts.close()
 	j.raw("options", ob.Bytes())
+	off := map[string]string{}
+	for _, d := range sr.off {
+		off[d.knob] = d.why
+	}
+	j.value("disabled", off)
 
 	probes := r.Probes
 	if probes == nil {
@@ -204,6 +233,20 @@ func writeSeedJSON(b *bytes.Buffer, sr *seedRun, reproduce string) {
 	j.value("reproduce", reproduce)
 	j.close()
 	b.WriteByte('\n')
+}
+
+// buildJSON is the build as a JSON object: module, version, revision,
+// modified (a string: "true", "false" or "unknown"), go.
+func buildJSON(b *buildInfo) []byte {
+	var buf bytes.Buffer
+	j := newJSONObject(&buf)
+	j.value("module", b.module)
+	j.value("version", b.version)
+	j.value("revision", b.revision)
+	j.value("modified", b.modified)
+	j.value("go", b.goVersion)
+	j.close()
+	return buf.Bytes()
 }
 
 // campaignStats is what a campaign's summary table reports, over the seeds
@@ -262,15 +305,19 @@ func (s *campaignStats) add(sr *seedRun, reproduce string) {
 	}
 }
 
-// writeTable writes the campaign's summary table: the seeds run, outcomes
-// by kind, liveness verdicts, the failing seeds with their reproduction
-// commands, and each probe that fired (by name) with the number of seeds it
-// fired in and the times it fired in all.
-func (s *campaignStats) writeTable(w io.Writer, start uint64) {
+// writeTable writes the campaign's summary table: the seeds run (and
+// `interrupted` when a signal stopped the campaign), outcomes by kind,
+// liveness verdicts, the failing seeds with their reproduction commands,
+// and each probe that fired (by name) with the number of seeds it fired in
+// and the times it fired in all.
+func (s *campaignStats) writeTable(w io.Writer, start uint64, interrupted bool) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "campaign seeds=%d first=%d", s.seeds, start)
 	if s.seeds > 0 {
 		fmt.Fprintf(&b, " last=%d", start+uint64(s.seeds-1))
+	}
+	if interrupted {
+		b.WriteString(" interrupted")
 	}
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -18,21 +19,28 @@ import (
 
 // runner runs simulations for a parsed command line. Everything the outside
 // world supplies (the simulator, the clock that bounds campaigns, the
-// random seed, whether stderr is a terminal) is a field, so tests can fake it.
+// random seed, whether stderr is a terminal, the CPU count, interrupts, the
+// build) is a field, so tests can fake it.
 type runner struct {
-	cfg      *config
-	runSeed  func(sim.Options, io.Writer) sim.Result
-	now      func() time.Time
-	random   func() uint64
-	terminal bool // stderr is a terminal: show campaign progress there
-	stdout   io.Writer
-	stderr   io.Writer
+	cfg        *config
+	runSeed    func(sim.Options, io.Writer) sim.Result
+	now        func() time.Time
+	random     func() uint64
+	terminal   bool // stderr is a terminal: show campaign progress there
+	cpus       int  // simulations that can run at once (0: no bound)
+	interrupts func() (<-chan struct{}, func())
+	ticker     func() (<-chan time.Time, func())
+	build      buildInfo
+	out        *checkedWriter // stdout, which remembers its first write error
+	stdout     io.Writer      // out, as a plain writer
+	stderr     io.Writer
 }
 
 // seedRun is one finished seed: its result and its output, formatted.
 type seedRun struct {
 	seed   uint64
 	opts   sim.Options // the options the seed ran with
+	off    []disabled  // knobs its replica count could not carry (needsMet)
 	result sim.Result
 	out    []byte        // for stdout, deterministic
 	wall   time.Duration // for -v only
@@ -68,14 +76,22 @@ func (c *config) tracePath(seed uint64) string {
 	return strings.TrimSuffix(c.trace, ext) + "." + strconv.FormatUint(seed, 10) + ext
 }
 
+// openTrace opens a trace file write-only, created or truncated. Not
+// os.Create, which opens read-write: -trace /dev/stdout | head -1 then
+// hangs, the process holding a reader of its own pipe, so that the pipe
+// never breaks when head exits and the writer blocks once it fills.
+func openTrace(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+}
+
 // runOne runs one seed with its options and formats its output.
-func (rn *runner) runOne(o sim.Options, compact bool) *seedRun {
-	sr := &seedRun{seed: o.Seed, opts: o}
+func (rn *runner) runOne(o sim.Options, off []disabled, compact bool) *seedRun {
+	sr := &seedRun{seed: o.Seed, opts: o, off: off}
 	var trace io.Writer
 	var traceFile *os.File
 	var traceBuf *bufio.Writer
 	if path := rn.cfg.tracePath(o.Seed); path != "" {
-		f, err := os.Create(path)
+		f, err := openTrace(path)
 		if err != nil {
 			sr.note = fmt.Sprintf("vopr: seed %d: -trace: %v", o.Seed, err)
 			sr.result = sim.Result{Seed: o.Seed, Options: o, Outcome: sim.SimError, Violation: "cannot create the trace file: " + err.Error()}
@@ -115,7 +131,7 @@ func (rn *runner) runOne(o sim.Options, compact bool) *seedRun {
 func (rn *runner) format(sr *seedRun, compact bool) []byte {
 	var b bytes.Buffer
 	if rn.cfg.json {
-		writeSeedJSON(&b, sr, rn.cfg.reproduce(sr.seed))
+		writeSeedJSON(&b, sr, rn.cfg.reproduce(sr.seed), &rn.build)
 	} else {
 		writeSeedText(&b, sr, rn.cfg, compact)
 	}
@@ -124,6 +140,10 @@ func (rn *runner) format(sr *seedRun, compact bool) []byte {
 
 // main runs the parsed command line and returns the exit status.
 func (rn *runner) main() int {
+	if rn.cfg.version {
+		fmt.Fprintf(rn.stdout, "vopr %s %s\n", rn.build.module, rn.build.words())
+		return 0
+	}
 	if rn.cfg.campaign() {
 		return rn.campaign()
 	}
@@ -138,16 +158,18 @@ func (rn *runner) single() int {
 	if !cfg.seed.set && !cfg.performance {
 		seed = rn.random()
 	}
-	o, err := cfg.options(seed)
+	o, off, err := cfg.options(seed)
 	if err != nil {
 		return rn.usage(err.Error())
 	}
 	if !cfg.json {
 		var b bytes.Buffer
-		writeHeader(&b, &o)
+		fmt.Fprintf(&b, "seed=%d\n", o.Seed)
+		writeBuild(&b, &rn.build)
+		writeOptions(&b, &o, off)
 		rn.stdout.Write(b.Bytes())
 	}
-	sr := rn.runOne(o, false)
+	sr := rn.runOne(o, off, false)
 	rn.stdout.Write(sr.out)
 	if sr.note != "" {
 		fmt.Fprintln(rn.stderr, sr.note)
@@ -165,23 +187,72 @@ func (rn *runner) usage(msg string) int {
 	return 2
 }
 
-// campaign runs seeds N, N+1, ... on cfg.parallel goroutines, one
+// exitInterrupted is the status of a campaign stopped by SIGINT or SIGTERM
+// before it found a failure (128 + SIGINT, as a shell reports it).
+const exitInterrupted = 130
+
+// simultaneous is how many simulations the campaign runs at once: -parallel,
+// but never more than the CPUs. A simulation is single-threaded, so more
+// at once than there are CPUs adds no speed, only worlds held in memory
+// (each is tens of megabytes: -parallel 200 on 2 cores reached 7.9 GB and
+// printed nothing for minutes, every seed advancing at 1/100 speed). The
+// output does not depend on it, so it is capped, with a warning.
+func (rn *runner) simultaneous() int {
+	p := rn.cfg.parallel
+	if rn.cpus > 0 && p > rn.cpus {
+		fmt.Fprintf(rn.stderr, "vopr: -parallel %d is more than the %d CPUs: running %d simulations at a time "+
+			"(more would only hold more worlds in memory; the output is the same)\n", p, rn.cpus, rn.cpus)
+		return rn.cpus
+	}
+	return p
+}
+
+// campaign runs seeds N, N+1, ... on simultaneous() goroutines, one
 // simulation each, and prints their output strictly in seed order. Unless
 // -keep-going, the first failure stops the launching of new seeds; the
 // seeds already running finish, and the output stops after the first
 // failing seed in seed order, so that it does not depend on -parallel.
+//
+// An interrupt (SIGINT, SIGTERM) stops it at once: no new seed starts, the
+// seeds finished in seed order so far are printed, those still running are
+// dropped (a long run may take minutes, and whoever interrupts wants the
+// table now), and the table is marked interrupted. A seed's output is
+// written whole or not at all, so -json output stays whole lines. It exits
+// 130 unless a printed seed failed: then the worst failure's status. A
+// write error on stdout stops it the same way (nothing more can be said
+// there); runEnv reports it.
 func (rn *runner) campaign() int {
 	cfg := rn.cfg
 	start := cfg.seed.value
 	if !cfg.seed.set {
 		start = rn.random()
+		if cfg.seeds > 0 && start > math.MaxUint64-uint64(cfg.seeds-1) {
+			// A random start never runs past the last u64: move it back.
+			start = math.MaxUint64 - uint64(cfg.seeds-1)
+		}
 	}
 	// A bad override shows on the first seed before anything runs.
-	if _, err := cfg.options(start); err != nil {
+	if _, _, err := cfg.options(start); err != nil {
 		return rn.usage(err.Error())
 	}
+	parallel := rn.simultaneous()
+	var stop <-chan struct{} // nil: never
+	if rn.interrupts != nil {
+		var release func()
+		stop, release = rn.interrupts()
+		defer release()
+	}
+	var refresh <-chan time.Time // nil: the progress line changes only when a seed ends
+	if rn.terminal && rn.ticker != nil {
+		var stopTicker func()
+		refresh, stopTicker = rn.ticker()
+		defer stopTicker()
+	}
 	if !cfg.json {
-		fmt.Fprintf(rn.stdout, "seed=%d\n", start)
+		var b bytes.Buffer
+		fmt.Fprintf(&b, "seed=%d\n", start)
+		writeBuild(&b, &rn.build)
+		rn.stdout.Write(b.Bytes())
 	} else {
 		fmt.Fprintf(rn.stderr, "vopr: campaign from seed=%d\n", start)
 	}
@@ -192,25 +263,28 @@ func (rn *runner) campaign() int {
 		deadline = began.Add(cfg.duration)
 	}
 	var failed atomic.Bool
-	slots := make(chan struct{}, cfg.parallel)
-	window := max(64, 16*cfg.parallel)
+	slots := make(chan struct{}, parallel)
+	// Bound the seeds finished but held back behind a slow one (their
+	// output waits in memory).
+	window := max(64, 16*parallel)
 	var pending []chan *seedRun // launched, not yet printed, in seed order
 	var optionsErr error
 	stats := newCampaignStats()
 	printing := true // false once the first failure (without -keep-going) is printed
-	prog := progress{rn: rn, began: began}
+	interrupted, wrapped := false, false
+	prog := progress{rn: rn, began: began, deadline: deadline}
 
 	// emit prints one finished seed, in order.
 	emit := func(sr *seedRun) {
 		if !printing {
 			return
 		}
+		prog.clear()
 		rn.stdout.Write(sr.out)
 		if sr.note != "" {
 			fmt.Fprintln(rn.stderr, sr.note)
 		}
 		if cfg.verbose {
-			prog.clear()
 			fmt.Fprintf(rn.stderr, "vopr: seed=%d wall=%v\n", sr.seed, sr.wall)
 		}
 		stats.add(sr, cfg.reproduce(sr.seed))
@@ -219,46 +293,92 @@ func (rn *runner) campaign() int {
 			printing = false
 		}
 	}
-	// flush prints the finished seeds at the head of pending; with wait, it
-	// waits for every launched seed.
-	flush := func(wait bool) {
-		for len(pending) > 0 {
-			var sr *seedRun
-			if wait {
-				sr = <-pending[0]
-			} else {
-				select {
-				case sr = <-pending[0]:
-				default:
-					return
-				}
+	// stopped reports whether the campaign must stop launching at once:
+	// an interrupt came, or stdout broke.
+	stopped := func() bool {
+		select {
+		case <-stop:
+			interrupted = true
+		default:
+		}
+		return interrupted || rn.out.err != nil
+	}
+	// acquire waits for a free simulation slot, redrawing the progress line
+	// meanwhile; false if an interrupt came first.
+	acquire := func() bool {
+		for {
+			select {
+			case slots <- struct{}{}:
+				return true
+			case <-stop:
+				interrupted = true
+				return false
+			case <-refresh:
+				prog.show(stats)
 			}
-			pending = pending[1:]
-			emit(sr)
 		}
 	}
+	// next waits for the oldest launched seed and emits it; false if an
+	// interrupt came first.
+	next := func() bool {
+		for {
+			select {
+			case sr := <-pending[0]:
+				pending = pending[1:]
+				emit(sr)
+				return true
+			case <-stop:
+				interrupted = true
+				return false
+			case <-refresh:
+				prog.show(stats)
+			}
+		}
+	}
+	// ready emits the finished seeds at the head of pending, without waiting.
+	ready := func() {
+		for len(pending) > 0 {
+			select {
+			case sr := <-pending[0]:
+				pending = pending[1:]
+				emit(sr)
+			default:
+				return
+			}
+		}
+	}
+	// over reports whether a -duration campaign's time is up. The first
+	// seed always runs, so a campaign never ends with no seed at all.
+	over := func(i uint64) bool {
+		return i > 0 && !deadline.IsZero() && !rn.now().Before(deadline)
+	}
 
+launch:
 	for i := uint64(0); ; i++ {
 		if cfg.seeds > 0 && i >= uint64(cfg.seeds) {
 			break
 		}
-		if !deadline.IsZero() && !rn.now().Before(deadline) {
+		if i > 0 && start+i == 0 {
+			// Past seed 2^64-1 (a -duration campaign; parseArgs refuses a
+			// -seeds range that would wrap): seed 0 is not the next seed.
+			wrapped = true
 			break
 		}
-		slots <- struct{}{} // wait for a free goroutine
-		flush(false)
-		// Bound the seeds finished but held back behind a slow one (their
-		// output waits in memory): wait for the oldest.
-		for len(pending) >= window {
-			sr := <-pending[0]
-			pending = pending[1:]
-			emit(sr)
+		if over(i) || stopped() || !acquire() {
+			break
 		}
-		if (failed.Load() && !cfg.keepGoing) || (!deadline.IsZero() && !rn.now().Before(deadline)) {
+		ready()
+		for len(pending) >= window {
+			if !next() {
+				<-slots
+				break launch
+			}
+		}
+		if (failed.Load() && !cfg.keepGoing) || over(i) || stopped() {
 			<-slots
 			break
 		}
-		o, err := cfg.options(start + i)
+		o, off, err := cfg.options(start + i)
 		if err != nil {
 			optionsErr = err
 			<-slots
@@ -267,7 +387,7 @@ func (rn *runner) campaign() int {
 		done := make(chan *seedRun, 1)
 		pending = append(pending, done)
 		go func() {
-			sr := rn.runOne(o, true)
+			sr := rn.runOne(o, off, true)
 			if sr.failed() {
 				failed.Store(true)
 			}
@@ -275,13 +395,26 @@ func (rn *runner) campaign() int {
 			<-slots
 		}()
 	}
-	flush(true)
+	for len(pending) > 0 && !stopped() {
+		if !next() {
+			break
+		}
+	}
+	if interrupted {
+		ready() // what finished in order still prints; the rest is dropped
+	}
 	prog.clear()
 
+	if wrapped {
+		fmt.Fprintf(rn.stderr, "vopr: the campaign stops at seed %d, the last u64\n", uint64(math.MaxUint64))
+	}
+	if interrupted {
+		fmt.Fprintf(rn.stderr, "vopr: interrupted: %d seeds printed, %d dropped while running\n", stats.seeds, len(pending))
+	}
 	if cfg.json {
-		stats.writeTable(rn.stderr, start)
+		stats.writeTable(rn.stderr, start, interrupted)
 	} else {
-		stats.writeTable(rn.stdout, start)
+		stats.writeTable(rn.stdout, start, interrupted)
 	}
 	if cfg.verbose {
 		wall := rn.now().Sub(began)
@@ -294,34 +427,68 @@ func (rn *runner) campaign() int {
 	if optionsErr != nil {
 		return rn.usage(optionsErr.Error())
 	}
+	if interrupted && stats.worst == sim.Pass {
+		return exitInterrupted
+	}
 	return stats.worst.ExitCode()
 }
 
 // progress is the campaign's one-line progress on stderr, shown only when
-// stderr is a terminal (it carries wall time, which stdout never does).
+// stderr is a terminal (it carries wall time, which stdout never does:
+// DEVIATIONS.md 43), redrawn in place after each seed and on each tick of
+// the runner's ticker.
 type progress struct {
-	rn    *runner
-	began time.Time
-	last  time.Time
-	shown bool
+	rn       *runner
+	began    time.Time
+	deadline time.Time // zero unless -duration
+	shown    bool
 }
 
+// show draws the line: seeds done, seeds per second, failures, and the
+// time left of a -duration campaign (the time so far otherwise).
 func (p *progress) show(s *campaignStats) {
 	if !p.rn.terminal {
 		return
 	}
 	now := p.rn.now()
-	if p.shown && now.Sub(p.last) < 100*time.Millisecond {
-		return
+	elapsed := now.Sub(p.began)
+	rate := 0.0
+	if elapsed > 0 {
+		rate = float64(s.seeds) / elapsed.Seconds()
 	}
-	p.last, p.shown = now, true
-	fmt.Fprintf(p.rn.stderr, "\r\x1b[Kvopr: %d seeds, %d failed, %v", s.seeds, s.seeds-s.byOutcome[sim.Pass],
-		now.Sub(p.began).Truncate(time.Second))
+	line := fmt.Sprintf("vopr: %d seeds, %.1f seeds/s, %d failed", s.seeds, rate, s.seeds-s.byOutcome[sim.Pass])
+	if !p.deadline.IsZero() {
+		line += fmt.Sprintf(", %v left", max(0, p.deadline.Sub(now)).Truncate(time.Second))
+	} else {
+		line += fmt.Sprintf(", %v", elapsed.Truncate(time.Second))
+	}
+	fmt.Fprintf(p.rn.stderr, "\r\x1b[K%s", line)
+	p.shown = true
 }
 
+// clear erases the line, before anything else is printed.
 func (p *progress) clear() {
 	if p.shown {
 		io.WriteString(p.rn.stderr, "\r\x1b[K")
 		p.shown = false
 	}
+}
+
+// checkedWriter is stdout: it remembers the first write error (a full disk,
+// a closed pipe) and writes nothing after it, so the command can stop and
+// exit 1 instead of reporting success for output that was lost.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	if err != nil {
+		c.err = err
+	}
+	return n, err
 }
