@@ -444,7 +444,7 @@ func (a *appendOp) ioDone(err error) {
 			return
 		}
 		s.header = diskRecord{state: diskValid, op: a.e.op, id: a.e.id}
-		s.headerBytes = cloneHeader(a.e.header())
+		s.headerBytes = a.e.header() // the entry's frame is immutable: share it
 		// Vouch for it unless the caller truncated or replaced the op while
 		// it was being written (an entry for a newer op is not a withdrawal).
 		s.vouched = s.mem.is(a.e.op, a.e.id) || s.mem.held() && s.mem.op > a.e.op

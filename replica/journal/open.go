@@ -363,7 +363,7 @@ func (o *opener) maybeFinish() {
 					panic(fmt.Sprintf("journal: header repair of slot %d in state %d", i, s.header.state))
 				}
 				s.header = diskRecord{state: diskValid, op: s.mem.op, id: s.mem.id}
-				s.headerBytes = cloneHeader(s.mem.header())
+				s.headerBytes = s.mem.header()
 				s.vouched = true
 			}
 			o.phase = phaseDone
