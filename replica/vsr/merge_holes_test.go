@@ -202,3 +202,56 @@ func replacingPrepare(parent []byte, view uint32) []byte {
 	x.Timestamp = p.Timestamp + 1
 	return wire.BuildFrame(&x, []byte("replacement"))
 }
+
+// TestMergeIgnoresAStaleHeaderOffTheChain: a canonical voter's journal
+// holds, above its log's head, the header of an op its log_view replaced
+// (a misdirected write left that header copy stale when the reconcile
+// cleared it): the header does not chain to the op below it. The merge
+// must not adopt it (nor panic on the broken chain): it treats it as
+// unknown, and truncates the op once the other voters' heads prove it was
+// never committed. Replica 1 leads view 4 and merges its own vote first,
+// so the stale header is in every merge it makes. (VOPR seed
+// 7628763972220832867: six replicas, a misdirected header write during the
+// reconcile of view 5, "merged op 2 does not chain to op 1".)
+func TestMergeIgnoresAStaleHeaderOffTheChain(t *testing.T) {
+	c := newCluster(t, 3, 35)
+	commitEverywhere(t, c, 1, 3)
+	f3, _ := c.replicas[0].journal.Frame(3)
+	stale := stalePrepare(4, wire.U128{Lo: 0xdead}, 0) // a view-0 op 4 of another log
+	for _, r := range c.replicas {
+		r.crash()
+		r.journal.durableState.View, r.journal.durableState.LogView = 3, 3
+		r.journal.durableState.CommitMax = 2
+	}
+	r1 := c.replicas[1]
+	r1.journal.durableHdrs[4] = *wire.HeaderOf(stale)
+	r1.journal.acked[4] = wire.HeaderOf(stale).Checksum() // it may have acknowledged it once
+	for _, r := range c.replicas {
+		r.start(false)
+	}
+	if !c.runUntil(400_000, func() bool {
+		for _, r := range c.replicas {
+			if r.group.Status() != StatusNormal || r.group.CommitMin() < 3 || r.group.View() < 4 {
+				return false
+			}
+		}
+		return true
+	}) {
+		c.dump()
+		t.Fatalf("the view change did not complete (probes %v)", c.probes)
+	}
+	if c.probes["view change ignored canonical headers off the hash chain"] == 0 {
+		t.Fatalf("the stale header was never seen off the chain (probes %v)", c.probes)
+	}
+	for _, r := range c.replicas {
+		if h, ok := r.journal.Header(4); ok && h.Checksum() == wire.HeaderOf(stale).Checksum() {
+			t.Fatalf("replica %d still reports the stale op 4 in view %d", r.id, r.group.View())
+		}
+		if r.group.Op() != 3 {
+			t.Fatalf("replica %d's head is op %d, want 3 (the stale op 4 truncated)", r.id, r.group.Op())
+		}
+		if f, _ := r.journal.Frame(3); wire.HeaderOf(f).Checksum() != wire.HeaderOf(f3).Checksum() {
+			t.Fatalf("replica %d lost op 3", r.id)
+		}
+	}
+}

@@ -264,7 +264,126 @@ func (g *Group) merge() (*mergeResult, bool) {
 			votes = append(votes, d)
 		}
 	}
-	m := &mergeResult{headers: make(map[uint64]wire.Header), sources: make(map[uint64]uint64)}
+	// A canonical vote may carry a header that is not of its log_view's
+	// log: a disk fault the atlas allows (a misdirected write that left a
+	// header copy stale, VOPR seed 7628763972220832867) survives the
+	// reconcile that should have cleared it. Such a header shows as a
+	// conflict with another canonical vote or as a break in the hash chain;
+	// every header involved is then treated as unknown (blank, no nack),
+	// which never truncates nor adopts anything it should not, and the merge
+	// runs again without them. Each round blanks at least one header, so
+	// the rounds are bounded by the entries.
+	votes = g.consistentVotes(votes)
+	for round := 0; ; round++ {
+		m, broken, ok := g.mergeVotes(votes)
+		if broken == 0 {
+			return m, ok
+		}
+		if round > 2*wire.SuffixEntriesMax {
+			panic(fmt.Sprintf("vsr: view %d: the merge found breaks in the hash chain round after round", g.view))
+		}
+		g.probe("view change ignored canonical headers off the hash chain")
+		votes = blankAt(votes, broken, broken+1)
+	}
+}
+
+// consistentVotes returns the votes with every header of a canonical vote
+// (one of the highest log_view) blanked that conflicts with another
+// canonical vote's header for the same op, or that breaks the hash chain
+// with the vote's own header of the op above or below.
+func (g *Group) consistentVotes(votes []*dvcVote) []*dvcVote {
+	logViewMax := uint32(0)
+	for _, d := range votes {
+		logViewMax = max(logViewMax, d.logView)
+	}
+	seen := make(map[uint64]wire.U128)
+	conflict := make(map[uint64]bool)
+	for _, d := range votes {
+		if d.logView != logViewMax {
+			continue
+		}
+		for i := range d.entries {
+			e := &d.entries[i]
+			if wire.IsBlank(e) {
+				continue
+			}
+			op := d.op - uint64(i)
+			if c, ok := seen[op]; ok && c != e.Checksum() {
+				conflict[op] = true
+			}
+			seen[op] = e.Checksum()
+		}
+	}
+	out := make([]*dvcVote, len(votes))
+	for k, d := range votes {
+		out[k] = d
+		if d.logView != logViewMax {
+			continue
+		}
+		var suspect []uint64
+		for i := range d.entries {
+			e := &d.entries[i]
+			if wire.IsBlank(e) {
+				continue
+			}
+			op := d.op - uint64(i)
+			if conflict[op] {
+				suspect = append(suspect, op)
+			}
+			if i+1 < len(d.entries) && !wire.IsBlank(&d.entries[i+1]) {
+				var p wire.PrepareHeader
+				p.Decode(e)
+				if p.Parent != d.entries[i+1].Checksum() {
+					suspect = append(suspect, op, op-1)
+				}
+			}
+		}
+		if len(suspect) > 0 {
+			g.probe("view change ignored canonical headers off the hash chain")
+			out[k] = d.withBlanks(suspect)
+		}
+	}
+	return out
+}
+
+// blankAt returns the votes with the canonical votes' headers of ops lo
+// and hi blanked.
+func blankAt(votes []*dvcVote, lo, hi uint64) []*dvcVote {
+	logViewMax := uint32(0)
+	for _, d := range votes {
+		logViewMax = max(logViewMax, d.logView)
+	}
+	out := make([]*dvcVote, len(votes))
+	for k, d := range votes {
+		out[k] = d
+		if d.logView == logViewMax {
+			out[k] = d.withBlanks([]uint64{lo, hi})
+		}
+	}
+	return out
+}
+
+// withBlanks returns a copy of the vote with its entries for ops blanked
+// and their present and nack bits cleared: what a vote says of an op it
+// cannot read.
+func (d *dvcVote) withBlanks(ops []uint64) *dvcVote {
+	c := *d
+	c.entries = append([]wire.Header(nil), d.entries...)
+	for _, op := range ops {
+		if _, i, in := d.entry(op); in {
+			c.entries[i] = wire.BlankEntry(op)
+			c.present = c.present.WithoutBit(i)
+			c.nack = c.nack.WithoutBit(i)
+		}
+	}
+	return &c
+}
+
+// mergeVotes is one round of the merge over votes. broken is nonzero when
+// the merged headers break the hash chain between ops broken and broken+1:
+// the caller blanks both and merges again.
+func (g *Group) mergeVotes(votes []*dvcVote) (m *mergeResult, broken uint64, ok bool) {
+	m = &mergeResult{headers: make(map[uint64]wire.Header), sources: make(map[uint64]uint64)}
 	logViewMax := uint32(0)
 	for _, d := range votes {
 		logViewMax = max(logViewMax, d.logView)
@@ -305,7 +424,7 @@ func (g *Group) merge() (*mergeResult, bool) {
 				continue
 			}
 			if ok && found.Checksum() != h.Checksum() {
-				panic(fmt.Sprintf("vsr: view %d: canonical votes disagree at op %d (%s vs %s)",
+				panic(fmt.Sprintf("vsr: view %d: canonical votes disagree at op %d (%s vs %s) after consistentVotes",
 					g.view, op, found.Checksum(), h.Checksum()))
 			}
 			found, ok = h, true
@@ -380,7 +499,7 @@ func (g *Group) merge() (*mergeResult, bool) {
 				if g.allVoted() {
 					g.probe("view change deadlocked: no header for an op without a nack quorum")
 				}
-				return nil, false
+				return nil, 0, false
 			}
 			continue
 		}
@@ -389,7 +508,7 @@ func (g *Group) merge() (*mergeResult, bool) {
 			var p wire.PrepareHeader
 			p.Decode(&above)
 			if p.Parent != h.Checksum() {
-				panic(fmt.Sprintf("vsr: view %d: merged op %d does not chain to op %d", g.view, op+1, op))
+				return nil, op, false
 			}
 		}
 		for _, d := range votes {
@@ -404,7 +523,7 @@ func (g *Group) merge() (*mergeResult, bool) {
 	if head-m.commitMax > uint64(wire.SuffixEntriesMax-1) {
 		panic(fmt.Sprintf("vsr: merged %d uncommitted ops", head-m.commitMax))
 	}
-	return m, true
+	return m, 0, true
 }
 
 // namedByAbove returns a vote's header for op whose identity is the parent

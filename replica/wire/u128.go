@@ -43,6 +43,17 @@ func (u U128) WithBit(i int) U128 {
 	return u
 }
 
+// WithoutBit returns u with bit i (0..127) clear.
+func (u U128) WithoutBit(i int) U128 {
+	assertBitIndex(i)
+	if i < 64 {
+		u.Lo &^= 1 << uint(i)
+	} else {
+		u.Hi &^= 1 << uint(i-64)
+	}
+	return u
+}
+
 // BitsFrom reports whether any bit at position n or above is set (0 <= n <= 128).
 func (u U128) BitsFrom(n int) bool {
 	if n < 0 || n > 128 {
