@@ -11,8 +11,10 @@ BENCHTIME ?= 1s
 
 all: build
 
+# -buildvcs=auto: vopr -version (and every run's build line) names the
+# git revision the binary was built from, whatever GOFLAGS says.
 build:
-	$(GO) build -o $(BIN) ./cmd/vopr
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/vopr
 
 # A campaign of about 30 seconds on 2 cores: one summary line per seed, in
 # seed order, then the campaign table; it stops at the first failure and
@@ -27,22 +29,19 @@ run: build
 decode-sample: build
 	./$(BIN) decode cmd/vopr/testdata/sample.bin
 
-# A long campaign on every core (DURATION, default 1h: make nightly
-# DURATION=10m) into nightly/<UTC time>/: results.jsonl (one JSON line per
-# seed), summary.txt (the campaign table), and for every failing seed its
-# full output (failure-SEED.txt) and event trace (trace-SEED.jsonl), from a
-# re-run of its reproduction command. Exits with the campaign's status.
+# The nightly job: scripts/nightly.sh (its header says everything), for
+# DURATION (default 1h: make nightly DURATION=10m) on every core, into
+# nightly/<UTC time>/: a swarm campaign for nine tenths of it, the long-run
+# regression seeds and long runs (vopr -long) for the last tenth, every
+# failing seed re-run with its trace, and status.txt and nightly.txt (the
+# status, flags, start and end times, seeds per second, vopr -version).
+# The script exits with the worst status of its campaigns (129 > 128 > 1 >
+# 0; 2 only for its own usage errors); make turns any failure into its own
+# status 2, so the scheduled job runs scripts/nightly.sh itself, and make
+# nightly is for people.
+DURATION ?= 1h
 nightly: build
-	@dir=nightly/$$(date -u +%Y%m%dT%H%M%SZ); mkdir -p $$dir; echo "nightly: $$dir"; \
-	status=0; ./$(BIN) -duration $${DURATION:-1h} -parallel $$(nproc) -keep-going -json \
-	  >$$dir/results.jsonl 2>$$dir/summary.txt || status=$$?; \
-	grep -v '"result":"pass"' $$dir/results.jsonl | sed -n 's/.*"reproduce":"vopr \([^"]*\)".*/\1/p' | \
-	while read -r args; do \
-	  seed=$$(echo "$$args" | sed 's/^-seed \([0-9]*\).*/\1/'); \
-	  echo "nightly: re-running $$args"; \
-	  ./$(BIN) $$args -trace $$dir/trace-$$seed.jsonl >$$dir/failure-$$seed.txt 2>&1; \
-	done; \
-	cat $$dir/summary.txt; exit $$status
+	DURATION=$(DURATION) VOPR=$(BIN) ./scripts/nightly.sh
 
 # Unit, scenario and rapid property tests, plus every fuzz target over its
 # seed corpus (go test runs Fuzz functions on testdata/fuzz without fuzzing).

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// The nightly job's script (scripts/nightly.sh), run against a fake vopr:
+// a shell script that logs its arguments, answers -version, and ends each
+// kind of run (swarm campaign, long-run replay, -long campaign, a re-run
+// with -trace) with the status the test gives it, printing one JSON line.
+
+const fakeVopr = `#!/bin/sh
+echo "$*" >>"$FAKE_LOG"
+case " $* " in
+*" -version "*) echo "vopr fake version=v9 revision=abc modified=false go=go0"; exit 0 ;;
+*" -trace "*)
+	while [ $# -gt 0 ]; do [ "$1" = -trace ] && : >"$2"; shift; done
+	echo "re-run output"; exit 129 ;;
+*" -long "*) rc=$FAKE_LONG; seed=7 ;;
+*" -duration "*) rc=$FAKE_SWARM; seed=42
+	if [ -n "${FAKE_BLOCK:-}" ]; then
+		trap 'kill $p; echo "campaign seeds=0 first=42 interrupted" >&2; exit 130' TERM
+		sleep 1000 &
+		p=$!
+		echo started >"$FAKE_BLOCK"
+		wait $p
+	fi ;;
+*) rc=$FAKE_REPLAY; seed=1 ;;
+esac
+case $rc in 0) result=pass ;; 128) result=liveness ;; 129) result=correctness ;; *) result=error ;; esac
+echo "{\"schema\":1,\"seed\":\"$seed\",\"result\":\"$result\",\"reproduce\":\"vopr -seed $seed -replicas=3\"}"
+echo "campaign seeds=1 first=$seed" >&2
+exit $rc
+`
+
+// nightly runs the script with the fake; it returns the exit status, the
+// run's directory, the fake's log (one line per call) and the output.
+func nightly(t *testing.T, env []string, args ...string) (code int, dir string, calls []string, out string) {
+	t.Helper()
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	tmp := t.TempDir()
+	vopr := filepath.Join(tmp, "vopr")
+	if err := os.WriteFile(vopr, []byte(fakeVopr), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	seeds := filepath.Join(tmp, "seeds")
+	os.Mkdir(seeds, 0o755)
+	os.WriteFile(filepath.Join(seeds, "vopr-long-1.seed"), []byte("test: vopr-long\nseed: 1\nflags: -replicas=3 -requests=100000\n"), 0o644)
+	os.WriteFile(filepath.Join(seeds, "vopr-5.seed"), []byte("test: vopr\nseed: 5\nflags:\n"), 0o644)
+	log := filepath.Join(tmp, "calls")
+	cmd := exec.Command("sh", append([]string{"../../scripts/nightly.sh"}, args...)...)
+	cmd.Env = append(os.Environ(), "VOPR="+vopr, "OUT="+filepath.Join(tmp, "out"), "SEEDS_DIR="+seeds,
+		"FAKE_LOG="+log, "DURATION=1m", "PARALLEL=3", "FAKE_SWARM=0", "FAKE_LONG=0", "FAKE_REPLAY=0")
+	cmd.Env = append(cmd.Env, env...)
+	b, err := cmd.CombinedOutput()
+	code = 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	runs, _ := filepath.Glob(filepath.Join(tmp, "out", "*"))
+	if len(runs) == 1 {
+		dir = runs[0]
+	}
+	if l, err := os.ReadFile(log); err == nil {
+		calls = lines(string(l))
+	}
+	return code, dir, calls, string(b)
+}
+
+// TestNightlyStatus: the script exits with the worst status of its
+// campaigns (129 > 128 > 1 > 0; any other vopr status counts as 1) and
+// writes it into status.txt and nightly.txt; failing seeds are re-run with
+// their trace.
+func TestNightlyStatus(t *testing.T) {
+	for _, c := range []struct {
+		swarm, replay, long int
+		want                int
+		rerun               []string // seeds re-run with a trace
+	}{
+		{0, 0, 0, 0, nil},
+		{128, 0, 0, 128, []string{"42"}},
+		{0, 0, 129, 129, []string{"7"}},
+		{1, 0, 128, 128, []string{"42", "7"}},
+		{0, 1, 0, 1, []string{"1"}},
+		{2, 0, 0, 1, []string{"42"}},  // vopr's usage error is the script's bug: an error, not 2
+		{130, 0, 0, 1, []string{"42"}}, // a vopr interrupted by someone else
+		{129, 128, 1, 129, []string{"42", "1", "7"}},
+	} {
+		name := strconv.Itoa(c.swarm) + "/" + strconv.Itoa(c.replay) + "/" + strconv.Itoa(c.long)
+		code, dir, calls, out := nightly(t, []string{"FAKE_SWARM=" + strconv.Itoa(c.swarm),
+			"FAKE_REPLAY=" + strconv.Itoa(c.replay), "FAKE_LONG=" + strconv.Itoa(c.long)})
+		if code != c.want {
+			t.Errorf("%s: exit %d, want %d\n%s", name, code, c.want, out)
+		}
+		if dir == "" {
+			t.Fatalf("%s: no run directory\n%s", name, out)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, "status.txt")); string(b) != strconv.Itoa(c.want)+"\n" {
+			t.Errorf("%s: status.txt %q", name, b)
+		}
+		manifest, _ := os.ReadFile(filepath.Join(dir, "nightly.txt"))
+		for _, want := range []string{
+			"status: " + strconv.Itoa(c.want) + "\n", "\nstart: 20", "\nend: 20", "\nparallel: 3\n",
+			"\nduration: 1m (60 s: swarm 54 s, long runs 6 s)\n",
+			"\nvopr: vopr fake version=v9 revision=abc modified=false go=go0\n",
+			"\nswarm: vopr -duration 54s -parallel 3 -keep-going -json; exit " + strconv.Itoa(c.swarm) + "; seeds 1 in ",
+			"\nreplay-vopr-long-1: vopr -seed 1 -replicas=3 -requests=100000 -json; exit " + strconv.Itoa(c.replay) + "; seeds 1 in ",
+			"\nlong: vopr -long -duration ", "-parallel 3 -keep-going -json; exit " + strconv.Itoa(c.long) + "; seeds 1 in ",
+			"seeds_per_second ",
+		} {
+			if !strings.Contains(string(manifest), want) {
+				t.Errorf("%s: nightly.txt lacks %q:\n%s", name, want, manifest)
+			}
+		}
+		var reruns []string
+		for _, call := range calls {
+			if strings.Contains(call, " -trace ") {
+				seed := strings.Fields(call)[1]
+				reruns = append(reruns, seed)
+				want := "-seed " + seed + " -replicas=3 -trace " + filepath.Join(dir, "trace-"+seed+".jsonl")
+				if call != want {
+					t.Errorf("%s: re-run %q, want %q", name, call, want)
+				}
+				if _, err := os.Stat(filepath.Join(dir, "trace-"+seed+".jsonl")); err != nil {
+					t.Errorf("%s: %v", name, err)
+				}
+				if b, _ := os.ReadFile(filepath.Join(dir, "failure-"+seed+".txt")); string(b) != "re-run output\n" {
+					t.Errorf("%s: failure-%s.txt %q", name, seed, b)
+				}
+			}
+		}
+		if !slices.Equal(reruns, c.rerun) {
+			t.Errorf("%s: re-ran %v, want %v", name, reruns, c.rerun)
+		}
+		// The plain regression seed is not replayed; the long one is.
+		if slices.ContainsFunc(calls, func(s string) bool { return strings.HasPrefix(s, "-seed 5") }) {
+			t.Errorf("%s: replayed a seed that is not vopr-long: %v", name, calls)
+		}
+	}
+}
+
+// TestNightlyUsage: the script's own usage errors exit 2 and run nothing;
+// -h prints the usage and exits 0.
+func TestNightlyUsage(t *testing.T) {
+	for _, c := range []struct {
+		env  []string
+		args []string
+		want string
+	}{
+		{[]string{"DURATION=5s"}, nil, "DURATION=5s: at least 10s"},
+		{[]string{"DURATION=soon"}, nil, "DURATION=soon: want a duration"},
+		{[]string{"DURATION=1.5h"}, nil, "DURATION=1.5h: want a duration"},
+		{[]string{"DURATION="}, nil, "DURATION=1h"}, // empty: the default, runs
+		{[]string{"PARALLEL=0"}, nil, "PARALLEL=0: want a positive integer"},
+		{nil, []string{"extra"}, "unexpected argument 'extra'"},
+	} {
+		code, dir, calls, out := nightly(t, c.env, c.args...)
+		if c.want == "DURATION=1h" {
+			if code != 0 || !strings.Contains(out, "swarm: vopr -duration 3240s") {
+				t.Errorf("%v: exit %d\n%s", c.env, code, out)
+			}
+			continue
+		}
+		if code != 2 || !strings.Contains(out, c.want) || !strings.Contains(out, "scripts/nightly.sh [-h]") || dir != "" || len(calls) != 0 {
+			t.Errorf("%v %v: exit %d, %d calls, dir %q\n%s", c.env, c.args, code, len(calls), dir, out)
+		}
+	}
+	code, _, calls, out := nightly(t, nil, "-h")
+	if code != 0 || len(calls) != 0 || !strings.HasPrefix(out, "nightly.sh: the nightly job") {
+		t.Errorf("-h: exit %d\n%s", code, out)
+	}
+}
+
+// TestNightlyInterrupted: SIGTERM to the script reaches the running vopr
+// (which prints its table and exits 130); no later stage runs, and the job
+// exits 130 with that in status.txt.
+func TestNightlyInterrupted(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	tmp := t.TempDir()
+	fifo := filepath.Join(tmp, "started")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	vopr := filepath.Join(tmp, "vopr")
+	os.WriteFile(vopr, []byte(fakeVopr), 0o755)
+	log := filepath.Join(tmp, "calls")
+	out := filepath.Join(tmp, "out")
+	cmd := exec.Command("sh", "../../scripts/nightly.sh")
+	cmd.Env = append(os.Environ(), "VOPR="+vopr, "OUT="+out, "SEEDS_DIR="+tmp, "FAKE_LOG="+log,
+		"DURATION=1m", "PARALLEL=1", "FAKE_SWARM=0", "FAKE_LONG=0", "FAKE_REPLAY=0", "FAKE_BLOCK="+fifo)
+	var output strings.Builder
+	cmd.Stdout, cmd.Stderr = &output, &output
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The swarm campaign has started when the fake writes to the fifo.
+	f, err := os.Open(fifo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bufio.NewReader(f).ReadString('\n')
+	f.Close()
+	cmd.Process.Signal(syscall.SIGTERM)
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v, want 130\n%s", err, output.String())
+	}
+	runs, _ := filepath.Glob(filepath.Join(out, "*"))
+	if len(runs) != 1 {
+		t.Fatalf("runs %v", runs)
+	}
+	status, _ := os.ReadFile(filepath.Join(runs[0], "status.txt"))
+	manifest, _ := os.ReadFile(filepath.Join(runs[0], "nightly.txt"))
+	calls, _ := os.ReadFile(log)
+	if string(status) != "130\n" || !strings.Contains(string(manifest), "\ninterrupted: yes\n") ||
+		strings.Contains(string(calls), "-long") || !strings.Contains(string(manifest), "swarm: vopr -duration 54s -parallel 1 -keep-going -json; exit 130") {
+		t.Errorf("status %q\nnightly.txt\n%s\ncalls\n%s", status, manifest, calls)
+	}
+}
