@@ -94,7 +94,7 @@ func TestNightlyStatus(t *testing.T) {
 		{0, 0, 129, 129, []string{"7"}},
 		{1, 0, 128, 128, []string{"42", "7"}},
 		{0, 1, 0, 1, []string{"1"}},
-		{2, 0, 0, 1, []string{"42"}},  // vopr's usage error is the script's bug: an error, not 2
+		{2, 0, 0, 1, []string{"42"}},   // vopr's usage error is the script's bug: an error, not 2
 		{130, 0, 0, 1, []string{"42"}}, // a vopr interrupted by someone else
 		{129, 128, 1, 129, []string{"42", "1", "7"}},
 	} {
