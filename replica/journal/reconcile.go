@@ -19,7 +19,9 @@ import (
 //     does not hold with that identity, the empty marker is written into the
 //     prepare chunk and then the header into the header sector, so a
 //     recovery finds the op HeaderOnly with its canonical header, never a
-//     stale body of the same op.
+//     stale body of the same op;
+//   - every canonical op it holds whose append has not made it durable yet
+//     is waited for (the caller persists the new log_view next).
 //
 // Memory follows at once: Frame, Header and Knowledge stop reporting what
 // is forgotten or stale. done runs once every write is durable (after a
@@ -66,6 +68,27 @@ func (j *Journal) Reconcile(head uint64, canonical []wire.Header, done func()) {
 		}
 	}
 
+	// enqueueHeld queues an append of the entry s holds, so that done waits
+	// until it is durable.
+	enqueueHeld := func(s *slot) {
+		if j.free == nil {
+			panic(fmt.Sprintf("journal: Reconcile needs more than AppendsMax = %d records", j.cfg.AppendsMax))
+		}
+		a := j.free
+		j.free, a.next = a.next, nil
+		j.inFlight++
+		a.kind, a.step, a.e = writeAppend, stepQueued, s.mem
+		pending++
+		a.done = finish
+		if s.last == nil {
+			s.first, s.last = a, a
+			j.start(a)
+		} else {
+			s.last.next = a
+			s.last = a
+		}
+	}
+
 	// Forget every op above head: in memory, and on disk where anything of
 	// it may be there or may land (a write still queued for it).
 	j.eachSlot(func(_ uint64, s *slot) {
@@ -96,7 +119,19 @@ func (j *Journal) Reconcile(head uint64, canonical []wire.Header, done func()) {
 		}
 		s := j.slotOf(op)
 		if s.mem.is(op, id) {
-			continue // held (durable, or an append in flight will make it so)
+			// Held. If it is not durable yet (its append is in flight), done
+			// must wait for it: the caller persists the new log_view next,
+			// and a crash that then lost the append would leave a log_view
+			// whose log is shorter than the one adopted, which a later merge
+			// trusts (VOPR seed 11918477101899531798: a new primary repaired
+			// a committed op, went Normal, crashed, and its log_view-1 vote
+			// of head 2 dropped the committed op 3). An append of what the
+			// slot holds rewrites only what is not durable, behind the
+			// writes queued there.
+			if s.first != nil || !s.prepare.holds(op, id) || !s.header.holds(op, id) {
+				enqueueHeld(s)
+			}
+			continue
 		}
 		if s.floorOp > op {
 			panic(fmt.Sprintf("journal: Reconcile of op %d into a slot that held op %d", op, s.floorOp))

@@ -94,6 +94,37 @@ func TestReconcileBehindAnAppend(t *testing.T) {
 	}
 }
 
+// TestReconcileWaitsForAHeldAppend: a canonical op the journal holds only
+// because its append is in flight (a new primary's repair of an op it then
+// adopts) is durable before the reconcile's done runs, since the caller
+// persists the new log_view next: a crash right after the done, under
+// every crash mode, finds the op held. (VOPR seeds 11918477101899531798
+// and 11918477101899531114: a log_view whose log was shorter than the
+// adopted one after such a crash dropped a committed op.)
+func TestReconcileWaitsForAHeldAppend(t *testing.T) {
+	for _, mode := range crashModes {
+		cfg := testConfig()
+		e := newEnv(t, cfg, envOptions{seed: 13, crash: mode})
+		e.format()
+		j, _ := e.mustOpen()
+		appendWait(e, j, prepareFrame(cfg, 1, 0, 50))
+		f2 := prepareFrame(cfg, 2, 0, 50)
+		j.Append(f2, func() {})
+		reconciled := false
+		j.Reconcile(2, []wire.Header{*wire.HeaderOf(f2)}, func() { reconciled = true })
+		for !reconciled && e.loop.Step() {
+		}
+		if !reconciled {
+			t.Fatalf("%v: the reconcile never finished", mode)
+		}
+		e.crash()
+		_, r := e.mustOpen()
+		if k := r.Knowledge(2); k != Held {
+			t.Fatalf("%v: op 2 after a crash right after the reconcile to head 2: %s, want held", mode, k)
+		}
+	}
+}
+
 // TestReconcileCrash: a crash at any point of a reconcile (under every
 // crash mode) leaves op 1 held; once the reconcile's done has run, op 3 is
 // nackable and op 2 known by its canonical header (never acknowledged
