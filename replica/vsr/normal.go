@@ -206,6 +206,17 @@ func (g *Group) onPrepare(from uint8, frame []byte) {
 	g.learnCommit(x.Commit)
 	switch {
 	case x.Op <= g.commitMin:
+		// Committed here already, but the primary re-proposes it: its view
+		// started from votes sent before we learned the commit, so to it
+		// the op is uncommitted and it waits for a quorum of
+		// acknowledgements in its view. Acknowledge it again (it is
+		// durable, with this identity), or with the other backups also
+		// past it the primary waits forever (VOPR seed 90202304419227697).
+		if f, held := g.deps.Journal.Frame(x.Op); held && wire.HeaderOf(f).Checksum() == x.Checksum &&
+			g.deps.Journal.Durable(x.Op) && g.stateDurable() {
+			g.probe("committed prepare acknowledged again")
+			g.sendAckOf(*wire.HeaderOf(f))
+		}
 		return
 	case x.Op <= g.op:
 		// Already in our log: fill a hole or re-acknowledge.
@@ -272,8 +283,10 @@ func (g *Group) sendAcks() {
 
 // sendAck sends the PrepareOk of op (held durably with its canonical
 // identity) to the primary.
-func (g *Group) sendAck(op uint64) bool {
-	c := g.canon[op]
+func (g *Group) sendAck(op uint64) bool { return g.sendAckOf(g.canon[op]) }
+
+// sendAckOf sends the PrepareOk of the prepare whose header is c.
+func (g *Group) sendAckOf(c wire.Header) bool {
 	var p wire.PrepareHeader
 	p.Decode(&c)
 	ok := wire.PrepareOkHeader{Prefix: g.prefix(), Parent: p.Parent, PrepareChecksum: p.Checksum,
