@@ -1,7 +1,7 @@
 #!/bin/sh
 # run.sh: the canary suite's runner (canary/README.md). For every canary, a
 # build with its tag must fail a campaign of swarm seeds 1..SEEDS (default
-# 200) with the exit status and a violation the canary expects; the runner
+# 1000) with the exit status and a violation the canary expects; the runner
 # prints, per canary, the first failing seed (seeds-to-catch) and the
 # violation, and exits 1 if any canary escaped or was caught as something
 # else.
@@ -13,7 +13,7 @@
 #   bin/vopr-TAG -seed 1 -seeds SEEDS -parallel $(nproc)
 # (vopr stops at the first failing seed). With -go it runs the fallback Go
 # driver instead: go test -tags TAG ./canary (canary_test.go), which needs
-# only package sim. Environment: SEEDS (default 200), PARALLEL (default
+# only package sim. Environment: SEEDS (default 1000), PARALLEL (default
 # nproc), GO (default go).
 set -u
 cd "$(dirname "$0")/.."
@@ -30,6 +30,7 @@ canary_torn_trusted             129 corrupt body applied|replica panic
 canary_nack_corrupt             129 nack of an acknowledged op
 canary_apply_unchecked          129 committed op replaced|divergent commit|hash chain break|replica panic
 canary_truncate_without_quorum  129 committed op lost|committed op replaced|divergent commit|non-linearizable reply|replica panic
+canary_reconcile_unsynced       129 log_view without its log|committed op lost|committed op replaced|divergent commit|replica panic
 canary_repair_unchained         129 committed op replaced|divergent commit|hash chain break|replica panic
 canary_chain_unchecked          129 committed op replaced|divergent commit|hash chain break|replica panic
 canary_heartbeat_reset          128 the core kept changing views after it converged
@@ -37,7 +38,7 @@ canary_no_restamp               128 the core did not converge
 '
 
 GO=${GO:-go}
-SEEDS=${SEEDS:-200}
+SEEDS=${SEEDS:-1000}
 PARALLEL=${PARALLEL:-$(nproc)}
 mode=vopr
 if [ "${1:-}" = "-go" ]; then

@@ -113,6 +113,13 @@ func Suite() []Canary {
 			Expect:  []string{"committed op lost", "committed op replaced", "divergent commit", "non-linearizable reply", "replica panic"},
 		},
 		{
+			Tag:     "canary_reconcile_unsynced",
+			Site:    "replica/journal/reconcile.go Reconcile",
+			Breaks:  "a reconcile does not wait for the appends of canonical ops held only in memory, so the new log_view is persisted before its log is durable",
+			Outcome: sim.Correctness,
+			Expect:  []string{"log_view without its log", "committed op lost", "committed op replaced", "divergent commit", "replica panic"},
+		},
+		{
 			Tag:     "canary_repair_unchained",
 			Site:    "replica/vsr/repair.go checkRepaired",
 			Breaks:  "a repaired prepare checked by the hash chain is accepted without comparing its identity with the parent of the canonical op above it",

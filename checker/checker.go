@@ -48,6 +48,9 @@ type Checker struct {
 	ackMax       []uint64                // per replica, the highest op in acks
 	nacks        map[uint64][]nackRecord // looked up only
 	nacksPending int
+	// adopted[r]: the log_view and head of the log r last went Normal
+	// with (its reconcile done): a vote of that log_view must reach it.
+	adopted []adoptedLog
 
 	violation *Violation
 	recent    []string
@@ -99,6 +102,7 @@ func New(n int) *Checker {
 		acks:        map[ackKey]wire.U128{},
 		ackMax:      make([]uint64, n),
 		nacks:       map[uint64][]nackRecord{},
+		adopted:     make([]adoptedLog, n),
 	}
 	for i := range c.next {
 		c.next[i] = 1
@@ -193,6 +197,9 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 		c.reconciled(r, g.Op)
 	case vsr.EventStatus:
 		c.note("replica %d is %v in view %d (log_view %d, op %d, commit %d)", r, g.Status, g.View, g.LogView, g.Op, g.Commit)
+		if g.Status == vsr.StatusNormal && g.LogView == g.View {
+			c.adoptedLog(r, g.LogView, g.Op)
+		}
 		if c.restarted[r] {
 			c.restarted[r] = false
 			if g.View < c.sentView[r] {

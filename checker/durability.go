@@ -94,6 +94,9 @@ func (c *Checker) Sent(nowNs int64, from uint8, frame []byte) {
 		x.Decode(h)
 		c.durableView(from, "DoViewChange", view, x.LogView)
 		if c.violation == nil {
+			c.voteReachesAdoptedLog(from, &x)
+		}
+		if c.violation == nil {
 			c.vote(from, &x, frame[wire.HeaderSize:])
 		}
 	}
@@ -146,6 +149,51 @@ func (c *Checker) durableView(r uint8, what string, view, logView uint32) {
 		c.fail(Violation{Name: SentBeforeDurable, Replicas: []uint8{r},
 			Detail: fmt.Sprintf("replica %d sent %s in view %d (log_view %d), but its disk would restart it in view %d (log_view %d)", r, what, view, logView, v, lv)})
 	}
+}
+
+// adoptedLog is the log a replica went Normal with: its log_view and head.
+type adoptedLog struct {
+	logView uint32
+	head    uint64
+	atNs    int64
+}
+
+// adoptedLog records that r is Normal in logView with head: its reconcile
+// made that log durable before it went Normal (DEVIATIONS.md 9), so its
+// disk holds (or knows by header) every op up to head under logView from
+// now on. Within one log_view the head only grows.
+func (c *Checker) adoptedLog(r uint8, logView uint32, head uint64) {
+	a := &c.adopted[r]
+	if logView != a.logView {
+		*a = adoptedLog{logView: logView, head: head, atNs: c.nowNs}
+		return
+	}
+	if head > a.head {
+		a.head, a.atNs = head, c.nowNs
+	}
+}
+
+// voteReachesAdoptedLog checks that a DoViewChange of the log_view r last
+// adopted does not end below that log's head: a vote with the log_view but
+// a shorter log is a log_view made durable before its log, and the merge
+// trusts it to drop ops (VOPR seeds 11918477101899531798 and
+// 11918477101899531114: a committed op lost that way). A misdirected write
+// on a slot in between excuses it (the atlas allows the loss).
+func (c *Checker) voteReachesAdoptedLog(r uint8, x *wire.DoViewChangeHeader) {
+	a := c.adopted[r]
+	if x.LogView != a.logView || a.logView == 0 || x.Op >= a.head {
+		return
+	}
+	if c.disks != nil {
+		for op := x.Op + 1; op <= a.head; op++ {
+			if c.disks.Misdirected(r, op) {
+				return
+			}
+		}
+	}
+	c.fail(Violation{Name: LogShorterThanView, Replicas: []uint8{r}, Ops: []uint64{a.head},
+		Detail: fmt.Sprintf("replica %d voted in view %d with log_view %d and head op %d, but it went Normal in log_view %d with head op %d (at %.3f s): its log_view is durable without its log",
+			r, x.View, x.LogView, x.Op, a.logView, a.head, float64(a.atNs)/1e9)})
 }
 
 // vote checks a DoViewChange's nacks against what its sender acknowledged.

@@ -283,3 +283,41 @@ func TestCommittedOpLost(t *testing.T) {
 		})
 	}
 }
+
+// TestLogShorterThanView: once a replica went Normal with a log_view and a
+// head (its reconcile made that log durable), every DoViewChange it sends
+// with that log_view reaches that head; a shorter one is a log_view made
+// durable before its log, unless a write to a slot in between was
+// misdirected. A vote of another log_view is not held to it.
+func TestLogShorterThanView(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		logView   uint32 // of the vote
+		short     bool   // the vote ends one op below the adopted head
+		misdirect bool
+		want      string
+	}{
+		{"reaches the adopted head", 2, false, false, ""},
+		{"ends below it", 2, true, false, checker.LogShorterThanView},
+		{"ends below it after a misdirected write", 2, true, true, ""},
+		{"a vote of an older log_view", 1, true, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, d, _ := proposedOnDisks(t)
+			head := uint64(len(f.log))
+			f.group(1, vsr.Event{Kind: vsr.EventStatus, Status: vsr.StatusNormal, View: 2, LogView: 2, Op: head})
+			if tc.misdirect {
+				d.misdirects[slotKey{1, head}] = true
+			}
+			op := head
+			if tc.short {
+				op--
+			}
+			d.view[1] = [2]uint32{3, 2}
+			x := wire.DoViewChangeHeader{Prefix: wire.Prefix{View: 3, Replica: 1}, Op: op, Commit: op,
+				Group: wire.MetadataGroup, LogView: tc.logView}
+			f.c.Sent(f.tick(), 1, wire.BuildFrame(&x, nil))
+			wantOutcome(t, f, tc.want, 1, head)
+		})
+	}
+}

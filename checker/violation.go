@@ -25,6 +25,7 @@ const (
 	SentBeforeDurable    = "sent before durable"         // a message implying a view (log_view) its disk would not restart in
 	NackOfAcknowledged   = "nack of an acknowledged op"  // a DoViewChange nacked an op its sender acknowledged, and the op is committed
 	CommittedOpLost      = "committed op lost"           // a replica's disk lost a committed prepare it acknowledged (lost write)
+	LogShorterThanView   = "log_view without its log"    // a DoViewChange of log_view L ends below the log its sender adopted for L
 )
 
 // Violation is one broken invariant with its evidence.

@@ -128,6 +128,9 @@ func (j *Journal) Reconcile(head uint64, canonical []wire.Header, done func()) {
 			// of head 2 dropped the committed op 3). An append of what the
 			// slot holds rewrites only what is not durable, behind the
 			// writes queued there.
+			if canaryReconcileUnsynced {
+				continue // canary_reconcile_unsynced: held in memory counts as durable
+			}
 			if s.first != nil || !s.prepare.holds(op, id) || !s.header.holds(op, id) {
 				enqueueHeld(s)
 			}
