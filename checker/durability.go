@@ -113,11 +113,18 @@ func (c *Checker) ownAck(r uint8, g vsr.Event) {
 // op may still be committed later, as the same prepare, by replicas that
 // kept it (a view r led may never have started), so without this r would
 // be held to an acknowledgement it has legitimately taken back.
+//
+// The reconcile also durably forgets r's ops above head before it persists
+// the new log_view (DEVIATIONS.md 9): a crash in between leaves r's old
+// log_view over a log that ends at head (ops the new view's merge proved
+// uncommitted), so the log r adopted for its old log_view is held to head
+// at most from now on.
 func (c *Checker) reconciled(r uint8, head uint64) {
 	for op := head + 1; op <= c.ackMax[r]; op++ {
 		delete(c.acks, ackKey{r, op})
 	}
 	c.ackMax[r] = min(c.ackMax[r], head)
+	c.adopted[r].head = min(c.adopted[r].head, head)
 }
 
 // acknowledged records that r acknowledged op with identity id and checks
