@@ -116,8 +116,10 @@ const (
 	// backup's PrepareOk (which a checker sees on the wire).
 	EventAcked
 	// EventReconciled: this replica adopted a log whose head is Op and
-	// begins to forget every op above it, durably (Journal.Reconcile): its
-	// acknowledgements of those ops no longer stand.
+	// begins to forget every op above it: in memory when a view change's
+	// merge truncates its log, durably when the reconcile that follows runs
+	// (Journal.Reconcile). Its acknowledgements of those ops no longer
+	// stand, and its votes under its old log_view end at Op.
 	EventReconciled
 )
 

@@ -559,6 +559,9 @@ func (g *Group) adoptMerge() {
 	g.commitMax = max(g.commitMax, m.commitMax)
 	if m.head < g.op {
 		g.deps.Journal.Truncate(m.head)
+		// Its own votes from now on end at the merged head, while its disk
+		// still holds the old log until the reconcile runs.
+		g.emit(Event{Kind: EventReconciled, View: g.view, Op: m.head})
 	}
 	// Canonical knowledge belongs to one view's log: what we knew of our old
 	// log_view's log above commit_min says nothing about the merged one.
