@@ -79,6 +79,11 @@ type Group struct {
 	vc       viewChange
 	recovery recoveryState
 	repair   repairState
+	// repairServer is the peer whose last repair reply made progress (plus
+	// one; 0: none yet): the next stretch asks it first, instead of
+	// starting the rotation over at the lowest peer, which may be down and
+	// cost a repair timeout per stretch.
+	repairServer uint8
 
 	prepareTimeout    timeout
 	commitTimeout     timeout

@@ -98,3 +98,39 @@ func TestRepairBelowAChainBreakAsksOnlyForWhatItLacks(t *testing.T) {
 		}
 	}
 }
+
+// TestRepairAsksThePeerThatLastServed: a restarted primary that lost many
+// committed ops repairs them stretch by stretch; a stretch goes first to
+// the peer whose last reply made progress, not to the lowest peer of the
+// rotation, which here is down: otherwise every stretch waits out a repair
+// timeout first (VOPR long run 15228355419466583266: a primary at
+// commit_min 0 of 2,201, every hole behind the timeouts of two frozen
+// peers, ran out of the liveness budget).
+func TestRepairAsksThePeerThatLastServed(t *testing.T) {
+	c := newCluster(t, 4, 37)
+	commitEverywhere(t, c, 1, 24)
+	r0, r1 := c.replicas[0], c.replicas[1]
+	r0.crash() // down for good: the lowest peer of every rotation
+	holes := []uint64{4, 8, 12, 16, 20}
+	for _, r := range c.replicas[1:] {
+		r.crash()
+		r.journal.durableState.CommitMax = 24
+	}
+	for _, op := range holes {
+		delete(r1.journal.durable, op)
+		delete(r1.journal.acked, op)
+		r1.journal.faulty[op] = true
+	}
+	for _, r := range c.replicas[1:] {
+		r.start(false)
+	}
+	if !c.runUntil(400_000, func() bool {
+		return r1.group.IsPrimary() && r1.group.Status() == StatusNormal && r1.group.CommitMin() >= 24
+	}) {
+		c.dump()
+		t.Fatalf("r1 did not repair and apply its holes as primary (probes %v)", c.probes)
+	}
+	if got := c.probes["repair re-requested"]; got >= len(holes) {
+		t.Fatalf("%d repair timeouts for %d holes: every stretch asked the down peer first", got, len(holes))
+	}
+}
