@@ -139,6 +139,7 @@ const (
 	stepHeaderSync              // syncing it
 	stepSettle                  // already durable: a sync, only to run done later
 	stepAwaitFormat             // its slot lies beyond the formatted extent (extent.go)
+	stepThrottled               // AppendsMax writes run already: it waits its turn
 )
 
 // appendOp is one Append or Repair until its done runs. A fixed pool of
@@ -156,6 +157,7 @@ type appendOp struct {
 	step    appendStep
 	next    *appendOp // next in the slot's queue, or in the free list
 	onIO    func(error)
+	extra   bool // a Reconcile's record beyond the pool: dropped when done
 }
 
 // writeKind is what a queued slot write puts on disk.
@@ -197,7 +199,14 @@ type Journal struct {
 
 	ops      []appendOp // the pool
 	free     *appendOp
-	inFlight int // appends and repairs whose done has not run
+	inFlight int // appends, repairs and reconcile writes whose done has not run
+	extra    int // of those, reconcile writes on records beyond the pool
+	// running counts the writes with an I/O of theirs in flight: at most
+	// AppendsMax (so the journal's I/Os stay within IOsMax, records beyond
+	// the pool included); throttled holds, in order, the first writes of
+	// their slots that wait for one to finish.
+	running   int
+	throttled []*appendOp
 	ios      int // I/Os in flight
 
 	headerScratch []byte // one sector: the header copy being written
@@ -378,6 +387,12 @@ func (j *Journal) start(a *appendOp) {
 		j.awaitFormat(a, slot)
 		return
 	}
+	if j.running >= j.cfg.AppendsMax {
+		a.step = stepThrottled
+		j.throttled = append(j.throttled, a)
+		return
+	}
+	j.running++
 	if a.kind != writeAppend {
 		j.startReconcileWrite(a, s)
 		return
@@ -467,11 +482,23 @@ func (j *Journal) finish(a *appendOp, s *slot) {
 	if s.first == nil {
 		s.last = nil
 	}
-	*a = appendOp{j: j, onIO: a.onIO, next: j.free}
-	j.free = a
 	j.inFlight--
+	j.running--
+	if a.extra {
+		j.extra--
+		*a = appendOp{}
+	} else {
+		*a = appendOp{j: j, onIO: a.onIO, next: j.free}
+		j.free = a
+	}
 	if s.first != nil {
 		j.start(s.first)
+	}
+	if len(j.throttled) > 0 && j.running < j.cfg.AppendsMax {
+		next := j.throttled[0]
+		j.throttled = j.throttled[1:]
+		next.step = stepQueued
+		j.start(next)
 	}
 	done()
 }
@@ -618,10 +645,10 @@ func (j *Journal) checkInvariants() {
 		}
 		free++
 	}
-	if free+j.inFlight != j.cfg.AppendsMax {
-		panic(fmt.Sprintf("journal: %d free and %d in flight, AppendsMax %d", free, j.inFlight, j.cfg.AppendsMax))
+	if free+j.inFlight-j.extra != j.cfg.AppendsMax || j.extra < 0 {
+		panic(fmt.Sprintf("journal: %d free and %d in flight (%d beyond the pool), AppendsMax %d", free, j.inFlight, j.extra, j.cfg.AppendsMax))
 	}
-	queued, active, parked := 0, 0, 0
+	queued, active, parked, throttled := 0, 0, 0, 0
 	for i := range j.cfg.SlotCount {
 		if j.slots[i/slotPageSize] == nil {
 			continue // never touched: Empty
@@ -650,12 +677,18 @@ func (j *Journal) checkInvariants() {
 				panic(fmt.Sprintf("journal: slot %d queues a foreign write", i))
 			}
 			if a == s.first {
-				if a.step == stepAwaitFormat {
+				switch a.step {
+				case stepAwaitFormat:
 					if uint64(i) < j.formatted || !slices.Contains(j.awaiting, a) {
 						panic(fmt.Sprintf("journal: slot %d waits for a format it has, or unlisted", i))
 					}
 					parked++
-				} else {
+				case stepThrottled:
+					if !slices.Contains(j.throttled, a) {
+						panic(fmt.Sprintf("journal: slot %d's write is throttled, unlisted", i))
+					}
+					throttled++
+				default:
 					active++
 				}
 				if a.step == stepQueued || a.step == stepFree {
@@ -679,6 +712,9 @@ func (j *Journal) checkInvariants() {
 	}
 	if sbIOs := b2i(j.sb.active); j.ios != active+sbIOs+b2i(j.formatIO) {
 		panic(fmt.Sprintf("journal: %d I/Os in flight, %d active writes, %d superblock and format %v", j.ios, active, sbIOs, j.formatIO))
+	}
+	if active != j.running || j.running > j.cfg.AppendsMax || throttled != len(j.throttled) {
+		panic(fmt.Sprintf("journal: %d writes active, %d running, %d throttled (%d listed)", active, j.running, throttled, len(j.throttled)))
 	}
 	if parked != len(j.awaiting) || parked > 0 && !j.formatting || j.formatIO && !j.formatting {
 		panic(fmt.Sprintf("journal: %d writes parked, %d listed, formatting %v", parked, len(j.awaiting), j.formatting))

@@ -44,13 +44,8 @@ func (j *Journal) Reconcile(head uint64, canonical []wire.Header, done func()) {
 		}
 	}
 	enqueue := func(kind writeKind, op uint64, h *wire.Header) {
-		if j.free == nil {
-			panic(fmt.Sprintf("journal: Reconcile needs more than AppendsMax = %d records", j.cfg.AppendsMax))
-		}
 		s := j.slotOf(op)
-		a := j.free
-		j.free, a.next = a.next, nil
-		j.inFlight++
+		a := j.reconcileRecord()
 		a.kind, a.step = kind, stepQueued
 		a.e = entry{op: op}
 		if h != nil {
@@ -71,12 +66,7 @@ func (j *Journal) Reconcile(head uint64, canonical []wire.Header, done func()) {
 	// enqueueHeld queues an append of the entry s holds, so that done waits
 	// until it is durable.
 	enqueueHeld := func(s *slot) {
-		if j.free == nil {
-			panic(fmt.Sprintf("journal: Reconcile needs more than AppendsMax = %d records", j.cfg.AppendsMax))
-		}
-		a := j.free
-		j.free, a.next = a.next, nil
-		j.inFlight++
+		a := j.reconcileRecord()
 		a.kind, a.step, a.e = writeAppend, stepQueued, s.mem
 		pending++
 		a.done = finish
@@ -156,6 +146,28 @@ func (j *Journal) Reconcile(head uint64, canonical []wire.Header, done func()) {
 		})
 	}
 	finish()
+}
+
+// reconcileRecord takes a write record for a Reconcile: from the pool, or,
+// when the pool is empty, a new one beyond it. A reconcile may need a record
+// for every slot it touches (a replica that restarted with hundreds of holes
+// records the canonical header of each: VOPR long run
+// 11400220681770072258), and its writes must be queued on their slots at
+// the call, in order with the writes already there. Records beyond the pool
+// are dropped when done; at most two per slot are ever needed at once.
+func (j *Journal) reconcileRecord() *appendOp {
+	j.inFlight++
+	if a := j.free; a != nil {
+		j.free, a.next = a.next, nil
+		return a
+	}
+	if j.extra >= 2*int(j.cfg.SlotCount)+2 {
+		panic(fmt.Sprintf("journal: Reconcile needs more than %d records beyond AppendsMax = %d", j.extra, j.cfg.AppendsMax))
+	}
+	j.extra++
+	a := &appendOp{j: j, extra: true}
+	a.onIO = a.ioDone
+	return a
 }
 
 // startReconcileWrite begins a clear or a header-only write: the empty

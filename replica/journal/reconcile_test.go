@@ -125,6 +125,32 @@ func TestReconcileWaitsForAHeldAppend(t *testing.T) {
 	}
 }
 
+// TestReconcileBeyondThePool: a reconcile that records more canonical
+// headers than the pool of write records holds (a replica that restarted
+// with a hole in most of its slots) queues them all, on records beyond the
+// pool, and ends with every header durable. (VOPR long run
+// 11400220681770072258: "Reconcile needs more than AppendsMax = 280
+// records".)
+func TestReconcileBeyondThePool(t *testing.T) {
+	cfg := testConfig()
+	cfg.AppendsMax, cfg.IOsMax = 2, 4
+	e := newEnv(t, cfg, envOptions{seed: 14})
+	e.format()
+	j, _ := e.mustOpen()
+	var canonical []wire.Header
+	for op := uint64(7); op >= 1; op-- {
+		canonical = append(canonical, *wire.HeaderOf(prepareFrame(cfg, op, 0, 60)))
+	}
+	reconcileWait(e, j, 7, canonical)
+	j.checkInvariants()
+	_, r := e.mustOpen()
+	for op := uint64(1); op <= 7; op++ {
+		if k := r.Knowledge(op); k != HeaderUnacked {
+			t.Fatalf("op %d after the reconcile: %s, want its canonical header (never acknowledged here)", op, k)
+		}
+	}
+}
+
 // TestReconcileCrash: a crash at any point of a reconcile (under every
 // crash mode) leaves op 1 held; once the reconcile's done has run, op 3 is
 // nackable and op 2 known by its canonical header (never acknowledged

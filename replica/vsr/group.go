@@ -79,11 +79,11 @@ type Group struct {
 	vc       viewChange
 	recovery recoveryState
 	repair   repairState
-	// repairServer is the peer whose last repair reply made progress (plus
-	// one; 0: none yet): the next stretch asks it first, instead of
-	// starting the rotation over at the lowest peer, which may be down and
-	// cost a repair timeout per stretch.
-	repairServer uint8
+	// repairSilent: peers whose last repair request timed out and that
+	// have sent nothing since; the rotation skips them while another peer
+	// remains, so a peer that is down costs one repair timeout, not one per
+	// stretch.
+	repairSilent uint64
 
 	prepareTimeout    timeout
 	commitTimeout     timeout
@@ -210,6 +210,7 @@ func (g *Group) Receive(from uint8, frame []byte) {
 	if from >= g.cfg.ReplicaCount || from == g.cfg.Replica {
 		panic(fmt.Sprintf("vsr: frame from replica %d at replica %d of %d", from, g.cfg.Replica, g.cfg.ReplicaCount))
 	}
+	g.repairSilent &^= 1 << from // it talks again
 	h := wire.HeaderOf(frame)
 	switch h.Command() {
 	case wire.CommandPrepare:

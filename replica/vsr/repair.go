@@ -90,20 +90,28 @@ func (g *Group) repairPeer(op uint64) uint8 {
 }
 
 // pickPeer rotates through the set with the attempt count, so a dead peer
-// is not asked forever, starting at the peer whose last reply made
-// progress when it is in the set (VOPR long run 15228355419466583266: a
-// restarted primary repaired hundreds of holes one stretch at a time, and
-// every stretch first waited out the timeouts of two frozen peers).
+// is not asked forever, skipping the peers whose last repair request timed
+// out and that have been silent since, while another remains (VOPR long run
+// 15228355419466583266: a restarted primary repaired hundreds of holes one
+// stretch at a time, and every stretch first waited out the timeouts of two
+// frozen peers).
 func (g *Group) pickPeer(set uint64) uint8 {
 	n := popcount(set)
 	if n == 0 {
 		return g.cfg.Replica
 	}
-	k := g.repair.attempts % n
-	if s := g.repairServer; s != 0 && set&(1<<(s-1)) != 0 {
-		k = (k + popcount(set&(1<<(s-1)-1))) % n
+	start := g.repair.attempts % n
+	for step := range n {
+		if r := nthOf(set, (start+step)%n); g.repairSilent&(1<<r) == 0 {
+			return r
+		}
 	}
-	for r := range g.cfg.ReplicaCount {
+	return nthOf(set, start) // every peer of the set is silent: the rotation as it is
+}
+
+// nthOf returns the k-th replica (from 0) in set, in replica order.
+func nthOf(set uint64, k int) uint8 {
+	for r := range uint8(64) {
 		if set&(1<<r) != 0 {
 			if k == 0 {
 				return r
@@ -111,7 +119,7 @@ func (g *Group) pickPeer(set uint64) uint8 {
 			k--
 		}
 	}
-	panic("vsr: pickPeer")
+	panic("vsr: nthOf past the set")
 }
 
 // missingRange returns the stretch to repair next. Where the identity of a
@@ -204,6 +212,9 @@ func (g *Group) onRepairTimeout() {
 		}
 	}
 	g.probe("repair re-requested")
+	if g.repair.active {
+		g.repairSilent |= 1 << g.repair.peer
+	}
 	attempts := g.repair.attempts + 1
 	g.repair.reset()
 	g.repair.attempts = attempts
@@ -400,9 +411,6 @@ func (g *Group) onRepairReply(from uint8, h *wire.Header) {
 		return // the RepairDone that follows ends the request
 	}
 	progressed := g.repair.accepted > 0
-	if progressed {
-		g.repairServer = from + 1
-	}
 	g.repair.active = false
 	g.repair.waiting = g.repair.waiting[:0]
 	if progressed {

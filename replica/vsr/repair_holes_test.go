@@ -99,14 +99,14 @@ func TestRepairBelowAChainBreakAsksOnlyForWhatItLacks(t *testing.T) {
 	}
 }
 
-// TestRepairAsksThePeerThatLastServed: a restarted primary that lost many
-// committed ops repairs them stretch by stretch; a stretch goes first to
-// the peer whose last reply made progress, not to the lowest peer of the
-// rotation, which here is down: otherwise every stretch waits out a repair
-// timeout first (VOPR long run 15228355419466583266: a primary at
+// TestRepairSkipsASilentPeer: a restarted primary that lost many
+// committed ops repairs them stretch by stretch; once a peer's repair
+// request timed out, the rotation skips that peer until it sends anything
+// again (here it is down for good): otherwise every stretch that the
+// rotation starts at it waits out a repair timeout first (VOPR long run 15228355419466583266: a primary at
 // commit_min 0 of 2,201, every hole behind the timeouts of two frozen
 // peers, ran out of the liveness budget).
-func TestRepairAsksThePeerThatLastServed(t *testing.T) {
+func TestRepairSkipsASilentPeer(t *testing.T) {
 	c := newCluster(t, 4, 37)
 	commitEverywhere(t, c, 1, 24)
 	r0, r1 := c.replicas[0], c.replicas[1]
