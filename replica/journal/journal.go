@@ -207,7 +207,7 @@ type Journal struct {
 	// their slots that wait for one to finish.
 	running   int
 	throttled []*appendOp
-	ios      int // I/Os in flight
+	ios       int // I/Os in flight
 
 	headerScratch []byte // one sector: the header copy being written
 	chunkScratch  []byte // the prepare chunk being written, grown on demand
