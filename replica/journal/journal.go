@@ -367,13 +367,19 @@ func (j *Journal) enqueue(frame []byte, done func(), what string) {
 	j.free, a.next = a.next, nil
 	j.inFlight++
 	a.e, a.done, a.step = s.mem, done, stepQueued
+	j.queue(s, a)
+}
+
+// queue puts write a last in slot s's queue, starting it if the slot has
+// no write in flight.
+func (j *Journal) queue(s *slot, a *appendOp) {
 	if s.last == nil {
 		s.first, s.last = a, a
 		j.start(a)
-	} else {
-		s.last.next = a
-		s.last = a
+		return
 	}
+	s.last.next = a
+	s.last = a
 }
 
 // start begins the I/O of the first write queued on its slot: only what is

@@ -43,40 +43,16 @@ func (j *Journal) Reconcile(head uint64, canonical []wire.Header, done func()) {
 			done()
 		}
 	}
-	enqueue := func(kind writeKind, op uint64, h *wire.Header) {
-		s := j.slotOf(op)
+	// enqueue queues a write of kind for entry e of slot s behind the
+	// writes already there; done waits for it.
+	enqueue := func(kind writeKind, s *slot, e entry, h *wire.Header) {
 		a := j.reconcileRecord()
-		a.kind, a.step = kind, stepQueued
-		a.e = entry{op: op}
+		a.kind, a.step, a.e, a.done = kind, stepQueued, e, finish
 		if h != nil {
 			a.hdr = *h
-			a.e.id = h.Checksum()
 		}
 		pending++
-		a.done = finish
-		if s.last == nil {
-			s.first, s.last = a, a
-			j.start(a)
-		} else {
-			s.last.next = a
-			s.last = a
-		}
-	}
-
-	// enqueueHeld queues an append of the entry s holds, so that done waits
-	// until it is durable.
-	enqueueHeld := func(s *slot) {
-		a := j.reconcileRecord()
-		a.kind, a.step, a.e = writeAppend, stepQueued, s.mem
-		pending++
-		a.done = finish
-		if s.last == nil {
-			s.first, s.last = a, a
-			j.start(a)
-		} else {
-			s.last.next = a
-			s.last = a
-		}
+		j.queue(s, a)
 	}
 
 	// Forget every op above head: in memory, and on disk where anything of
@@ -96,7 +72,7 @@ func (j *Journal) Reconcile(head uint64, canonical []wire.Header, done func()) {
 			s.vouched = false
 		}
 		if above {
-			enqueue(writeClear, s.floorOp, nil)
+			enqueue(writeClear, s, entry{op: s.floorOp}, nil)
 		}
 	})
 
@@ -122,7 +98,7 @@ func (j *Journal) Reconcile(head uint64, canonical []wire.Header, done func()) {
 				continue // canary_reconcile_unsynced: held in memory counts as durable
 			}
 			if s.first != nil || !s.prepare.holds(op, id) || !s.header.holds(op, id) {
-				enqueueHeld(s)
+				enqueue(writeAppend, s, s.mem, nil)
 			}
 			continue
 		}
@@ -134,7 +110,7 @@ func (j *Journal) Reconcile(head uint64, canonical []wire.Header, done func()) {
 		}
 		s.mem = entry{}
 		s.floorOp = op
-		enqueue(writeHeaderOnly, op, h)
+		enqueue(writeHeaderOnly, s, entry{op: op, id: id}, h)
 	}
 
 	if pending == 1 {
