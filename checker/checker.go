@@ -198,7 +198,7 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 	case vsr.EventStatus:
 		c.note("replica %d is %v in view %d (log_view %d, op %d, commit %d)", r, g.Status, g.View, g.LogView, g.Op, g.Commit)
 		if g.Status == vsr.StatusNormal && g.LogView == g.View {
-			c.adoptedLog(r, g.LogView, g.Op)
+			c.wentNormal(r, g.LogView, g.Op)
 		}
 		if c.restarted[r] {
 			c.restarted[r] = false

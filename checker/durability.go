@@ -165,11 +165,11 @@ type adoptedLog struct {
 	atNs    int64
 }
 
-// adoptedLog records that r is Normal in logView with head: its reconcile
+// wentNormal records that r is Normal in logView with head: its reconcile
 // made that log durable before it went Normal (DEVIATIONS.md 9), so its
 // disk holds (or knows by header) every op up to head under logView from
 // now on. Within one log_view the head only grows.
-func (c *Checker) adoptedLog(r uint8, logView uint32, head uint64) {
+func (c *Checker) wentNormal(r uint8, logView uint32, head uint64) {
 	a := &c.adopted[r]
 	if logView != a.logView {
 		*a = adoptedLog{logView: logView, head: head, atNs: c.nowNs}

@@ -57,28 +57,17 @@ func (v *vopr) explainMissingPrepare() string {
 				}
 				return r.Journal().Knowledge(op)
 			},
+			// Journal.Header answers from the held body first, else from
+			// a header copy the journal vouches for.
 			identity: func(op uint64) (wire.U128, bool) {
-				if f, ok := r.Journal().Frame(op); ok {
-					return wire.HeaderOf(f).Checksum(), true
-				}
-				if h, ok := r.Journal().Header(op); ok {
-					return h.Checksum(), true
-				}
-				return wire.U128{}, false
+				h, ok := r.Journal().Header(op)
+				return h.Checksum(), ok
 			},
 			parent: func(op uint64) (wire.U128, bool) {
-				h, ok := wire.Header{}, false
-				if f, held := r.Journal().Frame(op); held {
-					h, ok = *wire.HeaderOf(f), true
-				} else {
-					h, ok = r.Journal().Header(op)
-				}
-				if !ok {
-					return wire.U128{}, false
-				}
+				h, ok := r.Journal().Header(op)
 				var p wire.PrepareHeader
 				p.Decode(&h)
-				return p.Parent, true
+				return p.Parent, ok
 			},
 		})
 	}

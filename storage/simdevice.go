@@ -125,7 +125,6 @@ const (
 type ioSlot struct {
 	id          uint64 // unique per I/O on this device; 0 while free
 	kind        ioKind
-	misdirect   bool
 	sector      uint64 // where the I/O lands (for a misdirected write, not its target)
 	buf         []byte // read: the caller's buffer; write: owned[:len(data)]
 	owned       []byte // the slot's own buffer for write data, kept across I/Os
@@ -137,7 +136,7 @@ type ioSlot struct {
 	extents     []Extent
 	ownedExts   []Extent
 	batchDone   func()
-	misdirected int // write batch: extents that land elsewhere
+	misdirected int // a write's, or a write batch's extents, that land elsewhere
 }
 
 // version is a completed write's bytes for one sector, not yet durable. seq
@@ -442,7 +441,9 @@ func (d *SimDevice) Write(sector uint64, data []byte, done func(error)) {
 	i := d.acquire(ioWrite, done)
 	s := &d.slots[i]
 	s.sector = d.land(sector, count)
-	s.misdirect = s.sector != sector
+	if s.sector != sector {
+		s.misdirected = 1
+	}
 	s.owned = append(s.owned[:0], data...)
 	s.buf = s.owned
 	d.schedule(i, d.opts.WriteLatency, d.rngWriteLatency)
@@ -529,9 +530,7 @@ func (d *SimDevice) complete(arg uint64) (string, int32, uint64) {
 	case ioWrite:
 		kind = "storage.write"
 		d.completeWrite(s.sector, s.buf)
-		if s.misdirect {
-			d.stats.Misdirected++
-		}
+		d.stats.Misdirected += uint64(s.misdirected)
 		hash = xxh3.HashSeed(s.buf, s.sector)
 	case ioSync:
 		kind = "storage.sync"

@@ -14,7 +14,9 @@ import (
 // trusted), reads the four superblock copies and chooses the durable state
 // (see chooseSuperblock), then reads every header sector and every prepare
 // chunk (the first sector, then only as many more as the header's size
-// says; both in batches of reads, as a recovery scan submits them), classifies every slot (see classify), and runs done with the
+// says; both in batches of reads, as a recovery scan submits them) of
+// every formatted slot (the rest are Empty, unread: DEVIATIONS.md 42),
+// classifies every slot (see classify), and runs done with the
 // journal, which holds every Clean prepare in memory, and the Recovery
 // report. Read faults are damage of what they cover. done gets an error,
 // and no journal, when the superblock cannot be trusted or names another
@@ -248,8 +250,11 @@ func (o *opener) readChunkFirsts(first, count uint64) {
 			default:
 				padded := o.geo.paddedBytes(size + sealBytes)
 				if padded <= len(e.Buf) {
-					// The batch buffer is reused: the copy keeps what it holds.
-					o.resolveChunk(slot, parsePrepareChunk(o.cfg, slot, bytes.Clone(e.Buf), size))
+					p := parsePrepareChunk(o.cfg, slot, e.Buf, size)
+					if p.state == SectorValid {
+						p.buf = bytes.Clone(p.frame()) // the batch buffer is reused
+					}
+					o.resolveChunk(slot, p)
 					break
 				}
 				full := make([]byte, padded)
@@ -458,8 +463,9 @@ func (o *opener) build() (*Journal, *Recovery) {
 			if rep.Op != p.op {
 				panic("journal: a Clean slot that does not hold its prepare")
 			}
-			// An exact copy: the read buffer is whole sectors.
-			s.mem = entry{frame: bytes.Clone(p.frame()), op: p.op, id: p.id}
+			// The read's own buffer (a copy of the frame, or a chunk's
+			// whole padded sectors read for it alone): frame() is capped.
+			s.mem = entry{frame: p.frame(), op: p.op, id: p.id}
 		}
 	}
 	j.formatted, j.formatTarget = o.formatted, o.formatted

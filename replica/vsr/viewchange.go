@@ -292,10 +292,7 @@ func (g *Group) merge() (*mergeResult, bool) {
 // canonical vote's header for the same op, or that breaks the hash chain
 // with the vote's own header of the op above or below.
 func (g *Group) consistentVotes(votes []*dvcVote) []*dvcVote {
-	logViewMax := uint32(0)
-	for _, d := range votes {
-		logViewMax = max(logViewMax, d.logView)
-	}
+	logViewMax := logViewMaxOf(votes)
 	seen := make(map[uint64]wire.U128)
 	conflict := make(map[uint64]bool)
 	for _, d := range votes {
@@ -349,10 +346,7 @@ func (g *Group) consistentVotes(votes []*dvcVote) []*dvcVote {
 // blankAt returns the votes with the canonical votes' headers of ops lo
 // and hi blanked.
 func blankAt(votes []*dvcVote, lo, hi uint64) []*dvcVote {
-	logViewMax := uint32(0)
-	for _, d := range votes {
-		logViewMax = max(logViewMax, d.logView)
-	}
+	logViewMax := logViewMaxOf(votes)
 	out := make([]*dvcVote, len(votes))
 	for k, d := range votes {
 		out[k] = d
@@ -361,6 +355,16 @@ func blankAt(votes []*dvcVote, lo, hi uint64) []*dvcVote {
 		}
 	}
 	return out
+}
+
+// logViewMaxOf returns the highest log_view of the votes: theirs are the
+// canonical votes.
+func logViewMaxOf(votes []*dvcVote) uint32 {
+	lv := uint32(0)
+	for _, d := range votes {
+		lv = max(lv, d.logView)
+	}
+	return lv
 }
 
 // withBlanks returns a copy of the vote with its entries for ops blanked
@@ -384,9 +388,8 @@ func (d *dvcVote) withBlanks(ops []uint64) *dvcVote {
 // the caller blanks both and merges again.
 func (g *Group) mergeVotes(votes []*dvcVote) (m *mergeResult, broken uint64, ok bool) {
 	m = &mergeResult{headers: make(map[uint64]wire.Header), sources: make(map[uint64]uint64)}
-	logViewMax := uint32(0)
+	logViewMax := logViewMaxOf(votes)
 	for _, d := range votes {
-		logViewMax = max(logViewMax, d.logView)
 		m.commitMax = max(m.commitMax, d.commit)
 	}
 	m.commitMax = max(m.commitMax, g.commitMax)

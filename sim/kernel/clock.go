@@ -154,7 +154,7 @@ func (f *tickFanout) Fire(nowNs int64, gen uint64) (string, int32, uint64) {
 	// point, not now; the index loop sees it and skips it.
 	for i := 0; i < len(f.tickers); i++ {
 		t := f.tickers[i]
-		if t.paused || t.dueNs == 0 || t.dueNs > nowNs {
+		if t.dueNs == 0 || t.dueNs > nowNs { // paused, or not due yet
 			continue
 		}
 		t.ticks++
@@ -165,7 +165,7 @@ func (f *tickFanout) Fire(nowNs int64, gen uint64) (string, int32, uint64) {
 	}
 	next := int64(0)
 	for _, t := range f.tickers {
-		if !t.paused && t.dueNs != 0 && (next == 0 || t.dueNs < next) {
+		if t.dueNs != 0 && (next == 0 || t.dueNs < next) {
 			next = t.dueNs
 		}
 	}
