@@ -40,6 +40,14 @@ func (r *Replica) ClientReceived(c ConnID, frame []byte) {
 	var h wire.RequestHeader
 	h.Decode(wire.HeaderOf(frame))
 	if !r.metadata.IsPrimary() {
+		switch h.Operation {
+		case wire.OperationRegister, wire.OperationLogout:
+			r.forwardFromBackup(c, &h)
+		default:
+			// Not the primary: not admitted here, retry anywhere
+			// (client-ops.md 6.5; the raw path is silent, DEVIATIONS.md 5).
+			r.answerStatus(c, &h, codeTransientNotAccepted)
+		}
 		return
 	}
 	r.bind(c, h.Client)
@@ -99,6 +107,16 @@ func (r *Replica) bind(c ConnID, client wire.U128) {
 	}
 	r.conns[client] = c
 	r.byConn[c] = client
+}
+
+// unbind forgets the connection of a client's session.
+func (r *Replica) unbind(client wire.U128) {
+	if c, ok := r.conns[client]; ok {
+		delete(r.conns, client)
+		if r.byConn[c] == client {
+			delete(r.byConn, c)
+		}
+	}
 }
 
 // deny answers a request refused before consensus with a status reply (an

@@ -36,6 +36,12 @@ type Profile struct {
 	FrameSizeMax       uint32 // message_bus.max_message_size, and the largest prepare journaled
 	SectorSize         int    // the device's sector size
 	Timeouts           vsr.Timeouts
+	// ForwardsMax bounds the logins and logouts a backup has forwarded
+	// to the primary and waits on; ForwardTimeoutTicks is how long it waits
+	// before it answers TransientNotCommitted (below a client's own
+	// timeout, so the client hears why).
+	ForwardsMax         int
+	ForwardTimeoutTicks int
 	// RepairAnyPeer: see vsr.Config; off in both profiles, a simulator
 	// knob.
 	RepairAnyPeer bool
@@ -47,30 +53,34 @@ type Profile struct {
 // exist.
 func SimulationProfile() Profile {
 	return Profile{
-		PipelineMax:        4,
-		RequestQueueMax:    8,
-		RepairChunkMax:     8,
-		PeerQueueFramesMax: 32,
-		ClientTableMax:     8,
-		JournalSlots:       4096,
-		FrameSizeMax:       128 << 10,
-		SectorSize:         512,
-		Timeouts:           vsr.DefaultTimeouts(),
+		PipelineMax:         4,
+		RequestQueueMax:     8,
+		RepairChunkMax:      8,
+		PeerQueueFramesMax:  32,
+		ClientTableMax:      8,
+		JournalSlots:        4096,
+		FrameSizeMax:        128 << 10,
+		SectorSize:          512,
+		Timeouts:            vsr.DefaultTimeouts(),
+		ForwardsMax:         16,
+		ForwardTimeoutTicks: 200,
 	}
 }
 
 // ProductionProfile is Iggy's defaults (wire.md 11, consensus.md 5).
 func ProductionProfile() Profile {
 	return Profile{
-		PipelineMax:        32,
-		RequestQueueMax:    64,
-		RepairChunkMax:     128,
-		PeerQueueFramesMax: 256,
-		ClientTableMax:     8192,
-		JournalSlots:       1024,
-		FrameSizeMax:       wire.MaxFrameSizeDefault,
-		SectorSize:         4096,
-		Timeouts:           vsr.DefaultTimeouts(),
+		PipelineMax:         32,
+		RequestQueueMax:     64,
+		RepairChunkMax:      128,
+		PeerQueueFramesMax:  256,
+		ClientTableMax:      8192,
+		JournalSlots:        1024,
+		FrameSizeMax:        wire.MaxFrameSizeDefault,
+		SectorSize:          4096,
+		Timeouts:            vsr.DefaultTimeouts(),
+		ForwardsMax:         1024,
+		ForwardTimeoutTicks: 300,
 	}
 }
 
@@ -85,6 +95,8 @@ func (c *Config) check() {
 		panic("replica: the repair chunk must stay below the peer queue (a burst would be dropped)")
 	case p.ClientTableMax < 1:
 		panic("replica: empty client table")
+	case p.ForwardsMax < 1 || p.ForwardTimeoutTicks < 1:
+		panic("replica: session forwarding needs room and a timeout")
 	}
 }
 

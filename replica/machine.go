@@ -16,8 +16,10 @@ func (r *Replica) Commit(frame []byte) {
 	p.Decode(wire.HeaderOf(frame))
 	body := frame[wire.HeaderSize:]
 	var reply []byte
+	forwarded := false // a Register or Logout, which may have come through a backup
 	switch p.Operation {
 	case wire.OperationRegister:
+		forwarded = true
 		reply = clients.BuildReply(p, nil)
 		if evicted, did := r.table.CommitRegister(p.UserID, reply); did {
 			r.evict(evicted, wire.EvictionNoSession)
@@ -25,6 +27,7 @@ func (r *Replica) Commit(frame []byte) {
 	case wire.OperationLogout:
 		reply = clients.BuildReply(p, nil)
 		r.table.CommitLogout(p.Client)
+		forwarded = true
 	default:
 		if !p.Operation.IsMetadata() {
 			panic(fmt.Sprintf("replica %d: committed op %d has operation %v, not a metadata one", r.cfg.Replica, p.Op, p.Operation))
@@ -35,6 +38,15 @@ func (r *Replica) Commit(frame []byte) {
 	sent := r.sendToClient(p.Client, reply)
 	r.env.Sink.Event(Event{Kind: EventReply, Replica: r.cfg.Replica, Client: p.Client, Request: p.Request,
 		Op: p.Op, Frame: reply, Sent: sent})
+	if forwarded {
+		r.forwardApplied(&p, reply, sent)
+		if p.Operation == wire.OperationLogout {
+			r.unbind(p.Client) // a session's connection is unbound when it logs out
+		}
+	}
+	if len(r.fwd.parked) > 0 {
+		r.settleForwards()
+	}
 }
 
 // sendToClient sends a frame on the client's connection, if this replica

@@ -30,6 +30,8 @@ type Replica struct {
 	conns map[wire.U128]ConnID
 	// byConn is the reverse, for forgetting a closed connection.
 	byConn map[ConnID]wire.U128
+
+	fwd forwarding
 }
 
 // Format writes a fresh replica's durable state onto dev (the journal's
@@ -62,6 +64,7 @@ func Open(cfg Config, env Env, fresh bool, done func(*Replica, error)) {
 			state:   metadata.NewState(),
 			conns:   make(map[wire.U128]ConnID),
 			byConn:  make(map[ConnID]wire.U128),
+			fwd:     forwarding{origins: make(map[wire.U128]origin)},
 		}
 		r.alloc = metadata.NewGroupAllocator(r.state.HighestGroupID())
 		r.bus = bus.New(cfg.busConfig(), env.Peers, env.Rand, r)
@@ -113,6 +116,9 @@ func (r *Replica) Journal() *journal.Journal { return r.journal }
 func (r *Replica) Tick() {
 	r.bus.Tick()
 	r.metadata.Tick()
+	if len(r.fwd.parked) > 0 {
+		r.tickForwards()
+	}
 }
 
 // Peer connection events, from the replica port's transport.
@@ -135,6 +141,20 @@ func (r *Replica) PeerClosed(c bus.ConnID) { r.bus.Closed(c) }
 // Deliver implements bus.Handler: a consensus frame from an established
 // peer, routed by group.
 func (r *Replica) Deliver(peer uint8, frame []byte) {
+	switch h := wire.HeaderOf(frame); h.Command() {
+	case wire.CommandForwardRegister:
+		r.onForwardRegister(peer, h)
+		return
+	case wire.CommandForwardLogout:
+		r.onForwardLogout(peer, h)
+		return
+	case wire.CommandForwardRegisterResult:
+		r.onForwardRegisterResult(h)
+		return
+	case wire.CommandForwardLogoutResult:
+		r.onForwardLogoutResult(h)
+		return
+	}
 	if group, ok := wire.GroupOf(frame); ok && group != wire.MetadataGroup {
 		r.probe("frame for a partition group dropped (no partition planes yet)")
 		return
@@ -150,6 +170,9 @@ type groupSink struct{ r *Replica }
 
 func (s groupSink) Event(e vsr.Event) {
 	s.r.env.Sink.Event(Event{Kind: EventGroup, Replica: s.r.cfg.Replica, Group: e})
+	if e.Kind == vsr.EventStatus {
+		s.r.cancelForwards()
+	}
 }
 
 func (r *Replica) probe(name string) {

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 
@@ -71,11 +72,30 @@ type Client struct {
 	state   connState
 	pending *inFlight
 	queue   []Op
+	// holdTicks: after a transient refusal the client waits this many
+	// ticks before it sends again (the SDK pauses too), so that a cluster
+	// with no primary is not asked in a tight loop; resend says to send the
+	// request in flight on the same connection once the hold is over.
+	holdTicks int
+	resend    bool
+	// refusals counts the transient refusals in a row; the hold doubles
+	// with each, up to transientHoldTicksMax, and a real answer resets it.
+	refusals int
 
 	// Counters.
-	Evictions int
-	Timeouts  int
+	Evictions  int
+	Timeouts   int
+	Transients int // requests answered TransientNotAccepted or TransientNotCommitted
 }
+
+// Transient refusals (client-ops.md 6.5) and how long the client holds
+// before it acts on one.
+const (
+	codeTransientNotCommitted = 57  // replay on the same connection
+	codeTransientNotAccepted  = 58  // not admitted: the next replica
+	transientHoldTicks        = 5   // the SDK's 50 ms pause
+	transientHoldTicksMax     = 200 // the SDK rechecks the leader every 2 s
+)
 
 // New returns a client; it dials on its first tick.
 func New(cfg Config, t Transport, rec Recorder) *Client {
@@ -119,6 +139,18 @@ func (c *Client) Pending() bool { return c.pending != nil }
 
 // Tick advances the client's timers by one tick.
 func (c *Client) Tick() {
+	if c.holdTicks > 0 {
+		c.holdTicks--
+		if c.holdTicks > 0 {
+			return
+		}
+		if c.resend && c.state == connOpen && c.pending != nil {
+			c.resend = false
+			c.send()
+			return
+		}
+		c.resend = false
+	}
 	if c.pending != nil {
 		c.pending.ticks++
 		if c.pending.ticks >= c.cfg.TimeoutTicks {
@@ -152,6 +184,28 @@ func (c *Client) failover() {
 		}
 	}
 	c.dial()
+}
+
+// moveOn leaves a replica that did not admit the request in flight: it is
+// sent, unchanged, to the next replica once the hold is over.
+func (c *Client) moveOn() {
+	c.t.Close(c.conn)
+	c.state = connIdle
+	c.target = (c.target + 1) % c.cfg.Replicas
+	c.pending.ticks = 0
+}
+
+// transientCode reads a transient refusal: a status reply (client-ops.md 2.1
+// shape C) or a result-only refusal (shape B, status 0 and the body
+// 01000000 00000000 <code>) with code 57 or 58. No op commits with those
+// codes, so shape B cannot be a committed rejection; a Register's committed
+// reply has an empty body.
+func transientCode(r *wire.ReplyHeader, body []byte) (uint32, bool) {
+	code := r.Status
+	if code == 0 && len(body) == 12 && binary.LittleEndian.Uint32(body) == 1 && binary.LittleEndian.Uint32(body[4:]) == 0 {
+		code = binary.LittleEndian.Uint32(body[8:])
+	}
+	return code, code == codeTransientNotCommitted || code == codeTransientNotAccepted
 }
 
 func (c *Client) dial() {
@@ -243,6 +297,18 @@ func (c *Client) Received(conn ConnID, frame []byte) {
 		if p == nil || r.Client != c.id || r.Request != p.inv.Request {
 			return // stale, or for a request already done
 		}
+		if code, ok := transientCode(&r, frame[wire.HeaderSize:]); ok {
+			c.Transients++
+			c.holdTicks = min(transientHoldTicks<<min(c.refusals, 8), transientHoldTicksMax)
+			c.refusals++
+			if code == codeTransientNotAccepted {
+				c.moveOn()
+			} else {
+				c.resend = true
+			}
+			return
+		}
+		c.refusals = 0
 		kind := Replied
 		if r.Status != 0 {
 			kind = Denied

@@ -439,3 +439,17 @@ func (t *Table) Clone() *Table {
 	}
 	return c
 }
+
+// RegisterReply returns the cached reply of client's Register at epoch, if
+// that is still the client's session.
+func (t *Table) RegisterReply(client wire.U128, epoch uint64) ([]byte, bool) {
+	e, _, ok := t.lookup(client)
+	if !ok || e.epoch != epoch {
+		return nil, false
+	}
+	i, ok := e.find(0)
+	if !ok {
+		return nil, false
+	}
+	return e.ring[i].wireBytes(), true
+}
