@@ -76,7 +76,7 @@ clean:
 
 # The canary suite (canary/README.md): deliberate bugs in the replica, each
 # behind its own build tag. For every canary, bin/vopr-<tag> runs a campaign
-# of swarm seeds 1..1000 (-seed 1 -seeds 1000 -parallel $(nproc); vopr stops at
+# of swarm seeds 1..4000 (-seed 1 -seeds 4000 -parallel $(nproc); vopr stops at
 # the first failure) that must exit 129 (128 for a liveness canary) with the
 # violation the canary expects. Prints each canary's first failing seed
 # (seeds-to-catch) and violation; fails if any canary escapes.

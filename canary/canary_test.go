@@ -11,7 +11,7 @@ import (
 )
 
 var (
-	seedsFlag    = flag.Int("canary.seeds", 1000, "how many swarm seeds (1..N) the campaign may run")
+	seedsFlag    = flag.Int("canary.seeds", 4000, "how many swarm seeds (1..N) the campaign may run")
 	parallelFlag = flag.Int("canary.parallel", runtime.GOMAXPROCS(0), "simulations at once")
 	keepGoing    = flag.Bool("canary.keep-going", false, "run every seed and report every one that catches the canary")
 )

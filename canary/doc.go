@@ -9,7 +9,7 @@
 //
 //	go test -tags canary_<name> ./canary
 //
-// runs sim.Run(sim.Swarm(seed), nil) over seeds 1..1000 (-canary.seeds) and
+// runs sim.Run(sim.Swarm(seed), nil) over seeds 1..4000 (-canary.seeds) and
 // reports the first failing seed (seeds-to-catch) and its violation; it fails
 // when the canary escapes, or is caught by something other than what it
 // expects. Without a canary tag the test is skipped. run.sh loops over every

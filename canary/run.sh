@@ -1,7 +1,7 @@
 #!/bin/sh
 # run.sh: the canary suite's runner (canary/README.md). For every canary, a
 # build with its tag must fail a campaign of swarm seeds 1..SEEDS (default
-# 1000) with the exit status and a violation the canary expects; the runner
+# 4000) with the exit status and a violation the canary expects; the runner
 # prints, per canary, the first failing seed (seeds-to-catch) and the
 # violation, and exits 1 if any canary escaped or was caught as something
 # else.
@@ -13,7 +13,7 @@
 #   bin/vopr-TAG -seed 1 -seeds SEEDS -parallel $(nproc)
 # (vopr stops at the first failing seed). With -go it runs the fallback Go
 # driver instead: go test -tags TAG ./canary (canary_test.go), which needs
-# only package sim. Environment: SEEDS (default 1000), PARALLEL (default
+# only package sim. Environment: SEEDS (default 4000), PARALLEL (default
 # nproc), GO (default go).
 set -u
 cd "$(dirname "$0")/.."
@@ -38,7 +38,7 @@ canary_no_restamp               128 the core did not converge
 '
 
 GO=${GO:-go}
-SEEDS=${SEEDS:-1000}
+SEEDS=${SEEDS:-4000}
 PARALLEL=${PARALLEL:-$(nproc)}
 mode=vopr
 if [ "${1:-}" = "-go" ]; then
