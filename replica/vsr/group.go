@@ -19,6 +19,9 @@ type Deps struct {
 	// RealtimeUs reads the replica's realtime clock in microseconds, for
 	// prepare timestamps.
 	RealtimeUs func() uint64
+	// Plane stamps and admits a partition plane's prepares; nil on the
+	// metadata plane.
+	Plane Plane
 }
 
 // Recovered is what the replica's storage knew when the group started.

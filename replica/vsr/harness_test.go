@@ -34,7 +34,9 @@ type cluster struct {
 	// harness's own checks: a test's hook at the moment a path is taken.
 	onEvent func(r *replica, e Event)
 	// tune, when set, adjusts every replica's configuration at each start.
-	tune     func(*Config)
+	tune func(*Config)
+	// plane, when set, gives each replica's group a Plane at each start.
+	plane    func(r *replica) Plane
 	canon    map[uint64]wire.U128 // the identity every replica committed at op
 	steps    int
 	last     string   // what the last step did, for failure messages
@@ -100,11 +102,15 @@ func (r *replica) start(fresh bool) {
 	if r.c.tune != nil {
 		r.c.tune(&cfg)
 	}
-	r.group = New(cfg, Deps{
+	deps := Deps{
 		Out: r, Journal: r.journal, Machine: r, Sink: r,
 		Rand:       rand.New(rand.NewPCG(uint64(r.id), uint64(r.incarnation))),
 		RealtimeUs: func() uint64 { r.clockUs += 1000; return r.clockUs },
-	}, rec)
+	}
+	if r.c.plane != nil {
+		deps.Plane = r.c.plane(r)
+	}
+	r.group = New(cfg, deps, rec)
 	if r.group.View() < r.sentView {
 		r.c.t.Fatalf("replica %d restarted in view %d after sending in view %d", r.id, r.group.View(), r.sentView)
 	}

@@ -51,7 +51,9 @@ func (g *Group) Propose(p Proposal) ProposeResult {
 		g.probe("journal full: backpressure")
 		return Refused
 	}
-	g.prepare(p)
+	if !g.prepare(p) {
+		return Refused
+	}
 	return Proposed
 }
 
@@ -73,13 +75,14 @@ func (g *Group) InFlight(client wire.U128) bool {
 	return false
 }
 
-// prepare builds, journals and replicates the next op.
-func (g *Group) prepare(p Proposal) {
+// prepare builds, journals and replicates the next op; false when the
+// plane refused to stamp it (nothing is prepared).
+func (g *Group) prepare(p Proposal) bool {
 	if !g.IsPrimary() || len(g.pipeline) >= g.cfg.PipelineMax {
 		panic("vsr: prepare without a pipeline slot")
 	}
 	parent := g.identityOf(g.op)
-	g.timestampMax = max(g.deps.RealtimeUs(), g.timestampMax+1)
+	timestamp := max(g.deps.RealtimeUs(), g.timestampMax+1)
 	x := wire.PrepareHeader{
 		Prefix:          wire.Prefix{Cluster: g.cfg.Cluster, View: g.view, Replica: g.cfg.Replica, Command: wire.CommandPrepare},
 		Client:          p.Client,
@@ -87,13 +90,22 @@ func (g *Group) prepare(p Proposal) {
 		RequestChecksum: p.RequestChecksum,
 		Op:              g.op + 1,
 		Commit:          g.commitMax,
-		Timestamp:       g.timestampMax,
+		Timestamp:       timestamp,
 		Request:         p.Request,
 		Operation:       p.Operation,
 		Group:           g.cfg.Group,
 		UserID:          p.UserID,
 	}
-	frame := wire.BuildFrame(&x, p.Body)
+	body := p.Body
+	if g.deps.Plane != nil {
+		var ok bool
+		if body, ok = g.deps.Plane.Stamp(&x, p.Body); !ok {
+			g.probe("plane refused to stamp a prepare")
+			return false
+		}
+	}
+	g.timestampMax = timestamp
+	frame := wire.BuildFrame(&x, body)
 	h := *wire.HeaderOf(frame)
 	g.emit(Event{Kind: EventPrepared, View: g.view, Op: x.Op, Header: h})
 	g.op = x.Op
@@ -105,6 +117,7 @@ func (g *Group) prepare(p Proposal) {
 	if !g.prepareTimeout.running {
 		g.prepareTimeout.start()
 	}
+	return true
 }
 
 // identityOf returns the canonical identity of op (zero for op 0).
@@ -243,6 +256,10 @@ func (g *Group) onPrepare(from uint8, frame []byte) {
 		panic(fmt.Sprintf("vsr: replica %d: prepare %d of view %d does not chain to head %d (parent %s, head %s)",
 			g.cfg.Replica, x.Op, x.View, g.op, x.Parent, want))
 	}
+	if g.deps.Plane != nil && !g.deps.Plane.Admit(frame) {
+		g.probe("prepare refused by the plane: stamp not this replica's next")
+		return
+	}
 	g.op = x.Op
 	g.canon[x.Op] = *h
 	g.journalAppend(frame)
@@ -337,7 +354,9 @@ func (g *Group) commitPipeline() {
 	for len(g.requests) > 0 && len(g.pipeline) < g.cfg.PipelineMax && g.op+1 < g.cfg.JournalSlots && g.IsPrimary() {
 		p := g.requests[0]
 		g.requests = g.requests[1:]
-		g.prepare(p)
+		if !g.prepare(p) {
+			g.probe("queued request dropped: the plane refused to stamp it")
+		}
 	}
 }
 
