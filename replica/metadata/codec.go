@@ -235,3 +235,19 @@ func appendOptions(b, block []byte) []byte {
 
 // NameMax is the longest Name or string Identifier, in bytes.
 const NameMax = 255
+
+// ReadIdentifier reads the Identifier at the front of b (client-ops.md 1.2)
+// and returns it with the bytes it took, for bodies of the other planes that
+// name a stream or topic (SendMessages' routing prefix). what names the
+// body in the error.
+func ReadIdentifier(b []byte, what string) (Identifier, int, error) {
+	r := reader{body: what, b: b}
+	id := r.identifier()
+	if r.err != nil {
+		return Identifier{}, 0, r.err
+	}
+	return id, r.at, nil
+}
+
+// AppendIdentifier appends id's encoding to b.
+func AppendIdentifier(b []byte, id Identifier) []byte { return appendIdentifier(b, id) }
