@@ -5,8 +5,10 @@ import (
 
 	"github.com/iggy-vopr/vopr/replica/bus"
 	"github.com/iggy-vopr/vopr/replica/journal"
+	"github.com/iggy-vopr/vopr/replica/partition"
 	"github.com/iggy-vopr/vopr/replica/vsr"
 	"github.com/iggy-vopr/vopr/replica/wire"
+	"github.com/iggy-vopr/vopr/storage"
 )
 
 // Config is one replica's configuration.
@@ -42,6 +44,14 @@ type Profile struct {
 	// timeout, so the client hears why).
 	ForwardsMax         int
 	ForwardTimeoutTicks int
+	// PartitionPipelineMax is a partition group's prepare queue depth
+	// (its request queue is twice that, wire.md correction 0.7).
+	PartitionPipelineMax int
+	// PartitionSlots bounds the partition groups a replica runs at once:
+	// the superblock slots of the partition store. PartitionStoreIOsMax
+	// bounds the store's writes in flight.
+	PartitionSlots       int
+	PartitionStoreIOsMax int
 	// RepairAnyPeer: see vsr.Config; off in both profiles, a simulator
 	// knob.
 	RepairAnyPeer bool
@@ -53,34 +63,40 @@ type Profile struct {
 // exist.
 func SimulationProfile() Profile {
 	return Profile{
-		PipelineMax:         4,
-		RequestQueueMax:     8,
-		RepairChunkMax:      8,
-		PeerQueueFramesMax:  32,
-		ClientTableMax:      8,
-		JournalSlots:        4096,
-		FrameSizeMax:        128 << 10,
-		SectorSize:          512,
-		Timeouts:            vsr.DefaultTimeouts(),
-		ForwardsMax:         16,
-		ForwardTimeoutTicks: 200,
+		PipelineMax:          4,
+		RequestQueueMax:      8,
+		RepairChunkMax:       8,
+		PeerQueueFramesMax:   32,
+		ClientTableMax:       8,
+		JournalSlots:         4096,
+		FrameSizeMax:         128 << 10,
+		SectorSize:           512,
+		Timeouts:             vsr.DefaultTimeouts(),
+		ForwardsMax:          16,
+		ForwardTimeoutTicks:  200,
+		PartitionPipelineMax: 4,
+		PartitionSlots:       256,
+		PartitionStoreIOsMax: 8,
 	}
 }
 
 // ProductionProfile is Iggy's defaults (wire.md 11, consensus.md 5).
 func ProductionProfile() Profile {
 	return Profile{
-		PipelineMax:         32,
-		RequestQueueMax:     64,
-		RepairChunkMax:      128,
-		PeerQueueFramesMax:  256,
-		ClientTableMax:      8192,
-		JournalSlots:        1024,
-		FrameSizeMax:        wire.MaxFrameSizeDefault,
-		SectorSize:          4096,
-		Timeouts:            vsr.DefaultTimeouts(),
-		ForwardsMax:         1024,
-		ForwardTimeoutTicks: 300,
+		PipelineMax:          32,
+		RequestQueueMax:      64,
+		RepairChunkMax:       128,
+		PeerQueueFramesMax:   256,
+		ClientTableMax:       8192,
+		JournalSlots:         1024,
+		FrameSizeMax:         wire.MaxFrameSizeDefault,
+		SectorSize:           4096,
+		Timeouts:             vsr.DefaultTimeouts(),
+		ForwardsMax:          1024,
+		ForwardTimeoutTicks:  300,
+		PartitionPipelineMax: 32,
+		PartitionSlots:       8192,
+		PartitionStoreIOsMax: 64,
 	}
 }
 
@@ -97,6 +113,8 @@ func (c *Config) check() {
 		panic("replica: empty client table")
 	case p.ForwardsMax < 1 || p.ForwardTimeoutTicks < 1:
 		panic("replica: session forwarding needs room and a timeout")
+	case p.PartitionPipelineMax < 1 || p.PartitionSlots < 1 || p.PartitionStoreIOsMax < 1:
+		panic("replica: the partition planes need a pipeline, slots and I/Os")
 	}
 }
 
@@ -122,7 +140,27 @@ func (c *Config) JournalConfig() journal.Config {
 
 // DeviceIOsMax is how many I/Os the device under this replica must accept
 // at once.
-func (c *Config) DeviceIOsMax() int { return c.JournalConfig().IOsMax + 16 }
+func (c *Config) DeviceIOsMax() int {
+	return c.JournalConfig().IOsMax + c.Profile.PartitionStoreIOsMax + 1 + 16
+}
+
+// Layout is the device layout of a replica: the journal's zones, then the
+// partition store's.
+func Layout(cfg Config) *storage.Layout {
+	cfg.check()
+	zones := journal.Zones(cfg.JournalConfig())
+	return storage.NewLayout(append(zones, partition.StoreZone(cfg.Profile.PartitionSlots))...)
+}
+
+// storeConfig places the partition store after the journal.
+func (c *Config) storeConfig() partition.StoreConfig {
+	first := uint64(0)
+	for _, z := range journal.Zones(c.JournalConfig()) {
+		first += z.Sectors()
+	}
+	return partition.StoreConfig{FirstSector: first, Slots: c.Profile.PartitionSlots, IOsMax: c.Profile.PartitionStoreIOsMax,
+		Cluster: c.Cluster(), Replica: c.Replica, Replicas: c.ReplicaCount}
+}
 
 func (c *Config) vsrConfig() vsr.Config {
 	p := c.Profile

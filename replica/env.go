@@ -42,6 +42,9 @@ const (
 	EventDeny
 	// EventProbe: a rare path of the replica (outside its groups).
 	EventProbe
+	// EventPartitionBuilt: the replica built the consensus group of a
+	// partition (PartitionGroup), as the committed metadata gained it.
+	EventPartitionBuilt
 )
 
 // Event is one thing a replica reports.
@@ -57,6 +60,8 @@ type Event struct {
 	Reason  wire.EvictionReason
 	Status  uint32
 	Probe   string
+	// PartitionGroup: EventPartitionBuilt's group id.
+	PartitionGroup uint64
 }
 
 // Env is everything a replica needs from the world.

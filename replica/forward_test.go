@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/iggy-vopr/vopr/replica/clients"
-	"github.com/iggy-vopr/vopr/replica/journal"
 	"github.com/iggy-vopr/vopr/replica/wire"
 	"github.com/iggy-vopr/vopr/sim/kernel"
 	"github.com/iggy-vopr/vopr/storage"
@@ -45,7 +44,7 @@ func openFresh(t *testing.T, id uint8) *forwardRig {
 	cfg.Profile.JournalSlots = 64
 	loop := kernel.NewLoop()
 	dev := storage.NewSimDevice(loop, kernel.NewStreams(1), 1, storage.Options{SectorSize: cfg.Profile.SectorSize,
-		Layout: journal.Layout(cfg.JournalConfig()), IOsMax: cfg.DeviceIOsMax()})
+		Layout: Layout(cfg), IOsMax: cfg.DeviceIOsMax()})
 	Format(cfg, dev, func(err error) {
 		if err != nil {
 			t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/iggy-vopr/vopr/replica/clients"
+	"github.com/iggy-vopr/vopr/replica/metadata"
 	"github.com/iggy-vopr/vopr/replica/wire"
 )
 
@@ -34,6 +35,9 @@ func (r *Replica) Commit(frame []byte) {
 		}
 		reply = clients.BuildReply(p, r.state.Apply(p, body))
 		r.table.CommitRequest(reply)
+		if metadata.ChangesPartitions(p.Operation) {
+			r.parts.reconcile()
+		}
 	}
 	sent := r.sendToClient(p.Client, reply)
 	r.env.Sink.Event(Event{Kind: EventReply, Replica: r.cfg.Replica, Client: p.Client, Request: p.Request,

@@ -7,6 +7,7 @@ import (
 	"github.com/iggy-vopr/vopr/replica/clients"
 	"github.com/iggy-vopr/vopr/replica/journal"
 	"github.com/iggy-vopr/vopr/replica/metadata"
+	"github.com/iggy-vopr/vopr/replica/partition"
 	"github.com/iggy-vopr/vopr/replica/vsr"
 	"github.com/iggy-vopr/vopr/replica/wire"
 	"github.com/iggy-vopr/vopr/storage"
@@ -31,7 +32,8 @@ type Replica struct {
 	// byConn is the reverse, for forgetting a closed connection.
 	byConn map[ConnID]wire.U128
 
-	fwd forwarding
+	fwd   forwarding
+	parts *partitionHost
 }
 
 // Format writes a fresh replica's durable state onto dev (the journal's
@@ -56,42 +58,53 @@ func Open(cfg Config, env Env, fresh bool, done func(*Replica, error)) {
 			done(nil, fmt.Errorf("replica %d: opening the journal: %w", cfg.Replica, err))
 			return
 		}
-		r := &Replica{
-			cfg:     cfg,
-			env:     env,
-			journal: j,
-			table:   clients.New(cfg.Profile.ClientTableMax),
-			state:   metadata.NewState(),
-			conns:   make(map[wire.U128]ConnID),
-			byConn:  make(map[ConnID]wire.U128),
-			fwd:     forwarding{origins: make(map[wire.U128]origin)},
-		}
-		r.alloc = metadata.NewGroupAllocator(r.state.HighestGroupID())
-		r.bus = bus.New(cfg.busConfig(), env.Peers, env.Rand, r)
-		mj := &metadataJournal{j: j, alloc: r.alloc}
-		for op := uint64(1); op <= rec.HeadOp; op++ {
-			if f, ok := j.Frame(op); ok {
-				mj.observe(f)
-			}
-		}
-		for _, c := range rec.Copies {
-			if !c.Valid {
-				r.probe("superblock copy damaged at recovery")
-			}
-		}
-		if rec.State.View != 0 || rec.HeadOp != 0 {
-			r.probe("replica recovered from a used journal")
-		}
-		r.metadata = vsr.New(cfg.vsrConfig(), vsr.Deps{
-			Out:        r,
-			Journal:    mj,
-			Machine:    r,
-			Sink:       groupSink{r},
-			Rand:       env.Rand,
-			RealtimeUs: env.RealtimeUs,
-		}, vsr.Recovered{State: rec.State, Head: headOf(rec, cfg, fresh), Fresh: fresh})
-		done(r, nil)
+		partition.OpenStore(env.Device, cfg.storeConfig(), func(store *partition.Store) {
+			done(open(cfg, env, fresh, j, rec, store), nil)
+		})
 	})
+}
+
+// open builds the replica once its journal and partition store are read.
+func open(cfg Config, env Env, fresh bool, j *journal.Journal, rec *journal.Recovery, store *partition.Store) *Replica {
+	r := &Replica{
+		cfg:     cfg,
+		env:     env,
+		journal: j,
+		table:   clients.New(cfg.Profile.ClientTableMax),
+		state:   metadata.NewState(),
+		conns:   make(map[wire.U128]ConnID),
+		byConn:  make(map[ConnID]wire.U128),
+		fwd:     forwarding{origins: make(map[wire.U128]origin)},
+	}
+	r.alloc = metadata.NewGroupAllocator(r.state.HighestGroupID())
+	r.bus = bus.New(cfg.busConfig(), env.Peers, env.Rand, r)
+	mj := &metadataJournal{j: j, alloc: r.alloc}
+	for op := uint64(1); op <= rec.HeadOp; op++ {
+		if f, ok := j.Frame(op); ok {
+			mj.observe(f)
+		}
+	}
+	for _, c := range rec.Copies {
+		if !c.Valid {
+			r.probe("superblock copy damaged at recovery")
+		}
+	}
+	if rec.State.View != 0 || rec.HeadOp != 0 {
+		r.probe("replica recovered from a used journal")
+	}
+	// The partition host exists before the metadata group: a single
+	// replica commits its log while the group is built, and commits of
+	// topics and partitions build partition groups.
+	r.parts = newPartitionHost(r, store, fresh)
+	r.metadata = vsr.New(cfg.vsrConfig(), vsr.Deps{
+		Out:        r,
+		Journal:    mj,
+		Machine:    r,
+		Sink:       groupSink{r},
+		Rand:       env.Rand,
+		RealtimeUs: env.RealtimeUs,
+	}, vsr.Recovered{State: rec.State, Head: headOf(rec, cfg, fresh), Fresh: fresh})
+	return r
 }
 
 // Config returns the replica's configuration.
@@ -109,6 +122,26 @@ func (r *Replica) Clients() *clients.Table { return r.table }
 // Bus returns the message bus (for inspection).
 func (r *Replica) Bus() *bus.Bus { return r.bus }
 
+// PartitionGroup returns the consensus group of a live partition (for
+// inspection).
+func (r *Replica) PartitionGroup(id uint64) (*vsr.Group, bool) {
+	g, ok := r.parts.groups[id]
+	if !ok {
+		return nil, false
+	}
+	return g.group, true
+}
+
+// PartitionGroups returns the ids of the partition groups the replica runs,
+// ascending.
+func (r *Replica) PartitionGroups() []uint64 {
+	ids := make([]uint64, len(r.parts.order))
+	for i, g := range r.parts.order {
+		ids[i] = g.ref.Group
+	}
+	return ids
+}
+
 // Journal returns the durable journal (for inspection).
 func (r *Replica) Journal() *journal.Journal { return r.journal }
 
@@ -116,6 +149,7 @@ func (r *Replica) Journal() *journal.Journal { return r.journal }
 func (r *Replica) Tick() {
 	r.bus.Tick()
 	r.metadata.Tick()
+	r.parts.tick()
 	if len(r.fwd.parked) > 0 {
 		r.tickForwards()
 	}
@@ -156,7 +190,7 @@ func (r *Replica) Deliver(peer uint8, frame []byte) {
 		return
 	}
 	if group, ok := wire.GroupOf(frame); ok && group != wire.MetadataGroup {
-		r.probe("frame for a partition group dropped (no partition planes yet)")
+		r.parts.deliver(peer, group, frame)
 		return
 	}
 	r.metadata.Receive(peer, frame)

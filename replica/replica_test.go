@@ -34,7 +34,7 @@ func openAfterDamage(t *testing.T, fresh bool) *Replica {
 	cfg := Config{ClusterName: "test", Replica: 1, ReplicaCount: 3, Profile: SimulationProfile()}
 	cfg.Profile.JournalSlots = 64
 	loop := kernel.NewLoop()
-	layout := journal.Layout(cfg.JournalConfig())
+	layout := Layout(cfg)
 	dev := storage.NewSimDevice(loop, kernel.NewStreams(1), 1, storage.Options{SectorSize: cfg.Profile.SectorSize,
 		Layout: layout, IOsMax: cfg.DeviceIOsMax()})
 	formatted := false

@@ -3,6 +3,10 @@ package sim
 import (
 	"fmt"
 	"testing"
+
+	"github.com/iggy-vopr/vopr/replica/metadata"
+	"github.com/iggy-vopr/vopr/replica/wire"
+	"github.com/iggy-vopr/vopr/workload"
 )
 
 // BenchmarkProtocolCost measures what the protocol costs, fault-free:
@@ -34,6 +38,49 @@ func BenchmarkProtocolCost(b *testing.B) {
 			}
 			b.ReportMetric(float64(frames)/float64(ops), "frames/op")
 			b.ReportMetric(float64(ops)/(float64(simNs)/1e9), "ops/sim-s")
+		})
+	}
+}
+
+// BenchmarkPartitionGroupsIdle measures what idle partition groups cost: a
+// fault-free three-replica cluster with one topic of N partitions runs ten
+// simulated seconds with no client traffic, so every frame is a group's
+// heartbeat (the protocol's own per-group cost) and every tick ticks each
+// group. It reports CPU per simulated second and frames per simulated
+// second against N; each b.Loop iteration is one such run (the cluster's
+// setup excluded from the timer).
+func BenchmarkPartitionGroupsIdle(b *testing.B) {
+	for _, n := range []int{0, 1, 16, 256} {
+		b.Run(fmt.Sprintf("partitions=%d", n), func(b *testing.B) {
+			const idleNs = 10 * second
+			var frames uint64
+			var runs int
+			for b.Loop() {
+				b.StopTimer()
+				c := NewCluster(DefaultClusterOptions(7, 3, 1))
+				cl := c.Clients[0]
+				cl.Submit(workload.Op{Operation: wire.OperationCreateStream, Body: createStream("bench")})
+				if n > 0 {
+					cl.Submit(workload.Op{Operation: wire.OperationCreateTopic, Body: metadata.CreateTopic{
+						Stream: metadata.Named("bench"), PartitionsCount: uint32(n), Name: "idle"}.Encode()})
+				}
+				if !c.RunUntil(60*second, func() bool { return clientsIdle(c) && c.CommittedEverywhere(c.Checker.Committed()) }) {
+					b.Fatal("the cluster did not settle")
+				}
+				if got := len(c.Replicas[0].Replica().PartitionGroups()); got != n {
+					b.Fatalf("%d partition groups, want %d", got, n)
+				}
+				before := c.Net.Stats().FramesSent
+				b.StartTimer()
+				c.Run(idleNs)
+				b.StopTimer()
+				frames += c.Net.Stats().FramesSent - before
+				runs++
+				b.StartTimer()
+			}
+			simS := float64(runs) * float64(idleNs) / 1e9
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/simS/1e3, "cpu-µs/sim-s")
+			b.ReportMetric(float64(frames)/simS, "frames/sim-s")
 		})
 	}
 }

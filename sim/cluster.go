@@ -9,6 +9,7 @@ import (
 	"github.com/iggy-vopr/vopr/replica"
 	"github.com/iggy-vopr/vopr/replica/bus"
 	"github.com/iggy-vopr/vopr/replica/journal"
+	"github.com/iggy-vopr/vopr/replica/partition"
 	"github.com/iggy-vopr/vopr/replica/vsr"
 	"github.com/iggy-vopr/vopr/storage"
 	"github.com/iggy-vopr/vopr/workload"
@@ -98,9 +99,9 @@ func NewCluster(o ClusterOptions) *Cluster {
 		return 0, false
 	})
 	cfg0 := c.replicaConfig(0)
-	c.Layout = journal.Layout(cfg0.JournalConfig())
+	c.Layout = replica.Layout(cfg0)
 	c.Atlas = storage.NewAtlas(c.Layout, o.Replicas, c.Streams.Stream("storage.atlas"),
-		storage.AtlasOptions{Clean: []string{journal.ZoneSuperblock}, Linked: [][2]string{{journal.ZoneHeaders, journal.ZonePrepares}}})
+		storage.AtlasOptions{Clean: []string{journal.ZoneSuperblock, partition.ZoneSuperblocks}, Linked: [][2]string{{journal.ZoneHeaders, journal.ZonePrepares}}})
 	c.Checker = checker.New(o.Replicas)
 	for i := range o.Replicas {
 		n := &ReplicaNode{c: c, id: uint8(i), conns: map[network.ConnID]connKind{}}

@@ -101,7 +101,8 @@ type Result struct {
 	Replies       uint64 // requests that got a reply
 	Indefinite    uint64 // requests whose outcome is unknown (evicted in flight)
 	Commits       uint64 // highest op committed
-	ViewChanges   uint64 // views started
+	ViewChanges   uint64 // views started on the metadata plane
+	Groups        uint64 // partition groups created (built by any replica)
 	Crashes       uint64
 	CrashesMidIO  uint64 // crashes while the replica's device had I/O in flight
 	Restarts      uint64
@@ -137,6 +138,7 @@ func (r *Result) Summary() string {
 		fmt.Sprintf("requests=%d", r.Requests),
 		fmt.Sprintf("commits=%d", r.Commits),
 		fmt.Sprintf("view_changes=%d", r.ViewChanges),
+		fmt.Sprintf("groups=%d", r.Groups),
 		fmt.Sprintf("crashes=%d", r.Crashes),
 		fmt.Sprintf("restarts=%d", r.Restarts),
 		fmt.Sprintf("partitions=%d", r.Partitions),

@@ -17,7 +17,9 @@ import (
 // and kind, in the order things happened. Kinds:
 //
 //	replica events      the vsr event kinds (prepared, committed, status, start_view, probe, ...),
-//	                    reply, replay, eviction, deny, probe: with replica and the event's fields
+//	                    reply, replay, eviction, deny, probe: with replica and the event's fields;
+//	                    a partition group's events also carry its group id (group)
+//	partition_group     a replica built the consensus group of a partition (group)
 //	crash, restart      a process fault (replica; crash: mid_io when I/O was in flight;
 //	                    restart: reason "liveness" for the liveness core's restart)
 //	freeze              a replica outside the liveness core stopped for good
@@ -79,6 +81,7 @@ type traceLine struct {
 	Command     string     `json:"command,omitempty"`
 	Fault       string     `json:"fault,omitempty"`
 	Count       uint64     `json:"count,omitempty"`
+	Group       uint64     `json:"group,omitempty"`
 }
 
 // tracer writes one run's trace. A nil *tracer (no -trace) ignores every
@@ -148,6 +151,11 @@ func (t *tracer) replica(e replica.Event) {
 		if g.Kind == vsr.EventCommitted || g.Kind == vsr.EventPrepared {
 			l.ID = g.Header.Checksum().String()
 		}
+		if g.Group != wire.MetadataGroup {
+			l.Group = g.Group
+		}
+	case replica.EventPartitionBuilt:
+		l.Kind, l.Group = "partition_group", e.PartitionGroup
 	case replica.EventReply:
 		l.Kind, l.Op, l.Client, l.Request = "reply", e.Op, e.Client.String(), e.Request
 	case replica.EventReplay:

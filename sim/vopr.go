@@ -61,6 +61,8 @@ type vopr struct {
 	repartitions  uint64    // partitions that replaced another without a heal
 	diskFaults    [3]uint64 // latent sectors, corrupt sectors, misdirected writes
 	rollback      *rollback // the rollback nemesis, nil when off
+	// groups: the partition group ids any replica built (looked up only).
+	groups map[uint64]bool
 }
 
 // runVOPR is Run. hook, when set, sees the cluster once it is built and
@@ -72,7 +74,7 @@ func runVOPR(o Options, trace io.Writer, hook func(*Cluster)) (res Result) {
 		res.Outcome, res.Violation = SimError, "bad options: "+err.Error()
 		return res
 	}
-	v := &vopr{o: o, res: &res, trace: trace, faulted: true}
+	v := &vopr{o: o, res: &res, trace: trace, faulted: true, groups: map[uint64]bool{}}
 	defer func() {
 		if p := recover(); p != nil {
 			v.recovered(p, string(debug.Stack()))
@@ -571,8 +573,12 @@ func (v *vopr) coreState() string {
 
 // onEvent counts and traces replica events.
 func (v *vopr) onEvent(e replica.Event) {
-	if e.Kind == replica.EventGroup && e.Group.Kind == vsr.EventStartView {
+	switch {
+	case e.Kind == replica.EventGroup && e.Group.Kind == vsr.EventStartView && e.Group.Group == wire.MetadataGroup:
 		v.res.ViewChanges++
+	case e.Kind == replica.EventPartitionBuilt && !v.groups[e.PartitionGroup]:
+		v.groups[e.PartitionGroup] = true
+		v.res.Groups++
 	}
 	v.tr.replica(e)
 	if v.rollback != nil && v.faulted {

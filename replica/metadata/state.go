@@ -593,3 +593,41 @@ func (s *State) canonical() []byte {
 	})
 	return b
 }
+
+// PartitionRef names one live partition: its place in the namespace and the
+// consensus group that replicates it.
+type PartitionRef struct {
+	Stream, Topic, Partition uint32
+	Group                    uint64 // the never-reused consensus group id (DEVIATIONS.md 15)
+}
+
+// Partitions returns every live partition, by ascending group id. Every
+// replica that applied the same log lists the same partitions.
+func (s *State) Partitions() []PartitionRef {
+	var out []PartitionRef
+	s.streams.each(func(sk int, st *stream) {
+		st.topics.each(func(tk int, t *topic) {
+			for _, p := range t.partitions {
+				out = append(out, PartitionRef{Stream: uint32(sk), Topic: uint32(tk), Partition: p.id, Group: p.groupID})
+			}
+		})
+	})
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].Group < out[j-1].Group; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+// ChangesPartitions reports whether committing op may add or remove
+// partitions (the only operations after which a replica diffs Partitions
+// against the groups it runs).
+func ChangesPartitions(op wire.Operation) bool {
+	switch op {
+	case wire.OperationCreateTopicWithAssignments, wire.OperationCreatePartitionsWithAssignments,
+		wire.OperationDeleteStream, wire.OperationDeleteTopic, wire.OperationDeletePartitions:
+		return true
+	}
+	return false
+}

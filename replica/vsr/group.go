@@ -35,6 +35,10 @@ type Recovered struct {
 	// Fresh is set when the replica was just formatted and never ran: it
 	// starts Normal in view 0 instead of probing for the view.
 	Fresh bool
+	// Tick is the host's tick count when the group starts: the group's
+	// clock, which its timers' deadlines count in, starts there (0 for a
+	// group ticked from the replica's start).
+	Tick uint64
 }
 
 // Group is one replica's state in one consensus group.
@@ -96,6 +100,7 @@ type Group struct {
 	viewChangeTimeout timeout
 	rsvTimeout        timeout
 	repairTimeout     timeout
+	clock             timerClock
 }
 
 // pending is one prepare in the primary's pipeline.
@@ -127,15 +132,17 @@ func New(cfg Config, deps Deps, rec Recovered) *Group {
 		canon:     make(map[uint64]wire.Header),
 		appending: make(map[uint64]wire.U128),
 	}
-	r := deps.Rand
-	g.prepareTimeout = newTimeout("prepare", t.PrepareRetransmitTicks, true, r)
-	g.commitTimeout = newTimeout("commit_message", t.CommitMessageTicks, false, r)
-	g.normalTimeout = newTimeout("normal_heartbeat", t.NormalHeartbeatTicks, false, r)
-	g.svcTimeout = newTimeout("start_view_change", t.StartViewChangeTicks, false, r)
-	g.dvcTimeout = newTimeout("do_view_change", t.DoViewChangeTicks, false, r)
-	g.viewChangeTimeout = newTimeout("view_change_status", t.ViewChangeStatusTicks, false, r)
-	g.rsvTimeout = newTimeout("request_start_view", t.RequestStartViewTicks, false, r)
-	g.repairTimeout = newTimeout("repair", t.RepairTicks, false, r)
+	r, clock := deps.Rand, &g.clock
+	g.clock = timerClock{now: rec.Tick, stage: -1}
+	// The stages are the order Tick checks the timers in.
+	g.prepareTimeout = newTimeout("prepare", t.PrepareRetransmitTicks, true, r, clock, 0)
+	g.commitTimeout = newTimeout("commit_message", t.CommitMessageTicks, false, r, clock, 1)
+	g.normalTimeout = newTimeout("normal_heartbeat", t.NormalHeartbeatTicks, false, r, clock, 2)
+	g.svcTimeout = newTimeout("start_view_change", t.StartViewChangeTicks, false, r, clock, 3)
+	g.dvcTimeout = newTimeout("do_view_change", t.DoViewChangeTicks, false, r, clock, 4)
+	g.viewChangeTimeout = newTimeout("view_change_status", t.ViewChangeStatusTicks, false, r, clock, 5)
+	g.rsvTimeout = newTimeout("request_start_view", t.RequestStartViewTicks, false, r, clock, 6)
+	g.repairTimeout = newTimeout("repair", t.RepairTicks, false, r, clock, 7)
 	g.vc.reset(cfg.ReplicaCount)
 
 	switch {
@@ -177,33 +184,88 @@ func (g *Group) Config() Config { return g.cfg }
 // PipelineLen returns the number of prepares in the primary's pipeline.
 func (g *Group) PipelineLen() int { return len(g.pipeline) }
 
-// Tick advances every timer by one tick (10 ms) and runs what fires.
-func (g *Group) Tick() {
+// Tick advances the group by one tick (10 ms) and runs the timers that fire.
+func (g *Group) Tick() { g.TickTo(g.clock.now + 1) }
+
+// TickTo advances the group's clock to tick now and runs the timers due
+// then, in Tick's order. A host that calls it only at the ticks NextDue
+// names, skipping the ticks at which nothing is due, sees the same fires as
+// one that calls Tick every tick.
+func (g *Group) TickTo(now uint64) {
+	if now <= g.clock.now {
+		panic(fmt.Sprintf("vsr: ticking to %d at tick %d", now, g.clock.now))
+	}
+	g.clock.now = now
+	c := &g.clock
+	c.stage = 0
 	if g.prepareTimeout.tick() {
 		g.onPrepareTimeout()
 	}
+	c.stage = 1
 	if g.commitTimeout.tick() {
 		g.onCommitTimeout()
 	}
+	c.stage = 2
 	if g.normalTimeout.tick() {
 		g.onNormalTimeout()
 	}
+	c.stage = 3
 	if g.svcTimeout.tick() {
 		g.sendStartViewChange()
 	}
+	c.stage = 4
 	if g.dvcTimeout.tick() {
 		g.sendDoViewChange()
 	}
+	c.stage = 5
 	if g.viewChangeTimeout.tick() {
 		g.onViewChangeTimeout()
 	}
+	c.stage = 6
 	if g.rsvTimeout.tick() {
 		g.onRequestStartViewTimeout()
 	}
+	c.stage = 7
 	if g.repairTimeout.tick() {
 		g.onRepairTimeout()
 	}
+	c.stage = -1
 	g.checkInvariants()
+}
+
+// Now returns the group's tick count.
+func (g *Group) Now() uint64 { return g.clock.now }
+
+// SetNow moves the group's clock to tick now without running a timer: a
+// host that ticks the group only when a timer is due (TickTo) calls it
+// before handing the group anything else, so that timers armed then count
+// from now. No timer may be due at or before now (the host would have
+// ticked the group then).
+func (g *Group) SetNow(now uint64) {
+	if now < g.clock.now {
+		panic(fmt.Sprintf("vsr: clock moving back from tick %d to %d", g.clock.now, now))
+	}
+	if now == g.clock.now {
+		return
+	}
+	if due, ok := g.NextDue(); ok && due <= now {
+		panic(fmt.Sprintf("vsr: clock jumping to tick %d over a timer due at %d", now, due))
+	}
+	g.clock.now = now
+}
+
+// NextDue returns the earliest tick at which a timer of the group fires,
+// and false when none is running (an idle group waits for a frame).
+func (g *Group) NextDue() (uint64, bool) {
+	var due uint64
+	any := false
+	for _, t := range [...]*timeout{&g.prepareTimeout, &g.commitTimeout, &g.normalTimeout, &g.svcTimeout,
+		&g.dvcTimeout, &g.viewChangeTimeout, &g.rsvTimeout, &g.repairTimeout} {
+		if t.running && (!any || t.due < due) {
+			due, any = t.due, true
+		}
+	}
+	return due, any
 }
 
 // Receive handles one consensus frame from replica from. The frame has

@@ -19,18 +19,32 @@ type timeout struct {
 	baseTicks int
 	backoff   bool // prepare retransmit: period = base·2^min(attempts,4), fires after period + U[0, period/2]
 	rng       *rand.Rand
+	clock     *timerClock
+	stage     int // its place in Group.Tick's order
 
 	running  bool
-	ticks    int // ticks since (re)start
-	after    int // ticks at which it fires
-	attempts int // fires since the last start
+	due      uint64 // the tick at which it fires
+	after    int    // ticks from its (re)arm to its fire
+	attempts int    // fires since the last start
 }
 
-func newTimeout(name string, baseTicks int, backoff bool, rng *rand.Rand) timeout {
+// timerClock is a group's tick count, which its timers' deadlines are in,
+// and the stage of Group.Tick running now (-1 outside a Tick). A timer armed
+// during a Tick before its own stage counts that tick, as a timer that
+// counted its own ticks did; one armed at or after its stage counts from the
+// next. Deadlines instead of counters let a host tick a group only when one
+// of its timers is due (Group.NextDue, Group.TickTo) with the same fires as
+// ticking it every tick.
+type timerClock struct {
+	now   uint64
+	stage int
+}
+
+func newTimeout(name string, baseTicks int, backoff bool, rng *rand.Rand, clock *timerClock, stage int) timeout {
 	if baseTicks < 1 {
 		panic("vsr: timeout " + name + " below one tick")
 	}
-	return timeout{name: name, baseTicks: baseTicks, backoff: backoff, rng: rng}
+	return timeout{name: name, baseTicks: baseTicks, backoff: backoff, rng: rng, clock: clock, stage: stage}
 }
 
 // start (re)arms the timer from zero, forgetting earlier fires.
@@ -54,22 +68,21 @@ func (t *timeout) reset() {
 }
 
 func (t *timeout) arm() {
-	t.ticks = 0
 	base := t.baseTicks
 	if t.backoff {
 		base <<= min(t.attempts, 4)
 	}
 	t.after = base + t.rng.IntN(base/2+1)
+	t.due = t.clock.now + uint64(t.after)
+	if t.clock.stage >= 0 && t.stage > t.clock.stage {
+		t.due-- // this Tick's check of it is still to come, and counts
+	}
 }
 
-// tick advances the timer and reports whether it fired; a fired timer
+// tick reports whether the timer is due at the clock's tick; a fired timer
 // re-arms itself (with backoff where it has it) and counts the attempt.
 func (t *timeout) tick() bool {
-	if !t.running {
-		return false
-	}
-	t.ticks++
-	if t.ticks < t.after {
+	if !t.running || t.clock.now < t.due {
 		return false
 	}
 	t.attempts++

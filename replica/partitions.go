@@ -1,0 +1,405 @@
+package replica
+
+import (
+	"fmt"
+
+	"github.com/iggy-vopr/vopr/replica/metadata"
+	"github.com/iggy-vopr/vopr/replica/partition"
+	"github.com/iggy-vopr/vopr/replica/vsr"
+	"github.com/iggy-vopr/vopr/replica/wire"
+)
+
+// The partition planes: one consensus group per live partition, on every
+// replica (partition-plane.md "Groups"). Groups come and go with the
+// committed metadata: after each commit that can change the partition set
+// the replica diffs the state's partitions against the groups it runs, in
+// group order, and builds or drops them (Iggy's partition_reconciler). A
+// group is routed by the never-reused consensus group id the metadata
+// minted (DEVIATIONS.md 46), so a frame of a deleted partition can never
+// reach a later one that took its place in the namespace.
+//
+// Each group keeps its journal in memory (vsr.MemJournal) and its (view,
+// log_view, commit_max) in a slot of the partition.Store. Completions of the
+// memory journal run after the call that caused them returns, from the
+// host's queue (later), which every entry point drains.
+
+// partitionHost runs the replica's partition groups.
+type partitionHost struct {
+	r     *Replica
+	store *partition.Store
+	// groups by id: looked up only; order holds them by ascending id, the
+	// order they are ticked and reconciled in.
+	groups map[uint64]*partitionGroup
+	order  []*partitionGroup
+	slots  []uint64 // slot -> the live group in it, 0 for none
+	// freshBoot: this incarnation booted from a freshly formatted device,
+	// so a group it creates has never run here: it starts Normal in view 0.
+	// After a restart every group starts by probing for its view.
+	freshBoot bool
+	later     []func()
+	draining  bool
+
+	// The host ticks a group only when one of its timers is due: now is the
+	// host's tick count, due a min-heap of (tick, group) entries, each valid
+	// while it is its group's scheduled entry (a group rescheduled leaves a
+	// stale entry behind, skipped when popped). dirty lists the groups
+	// touched since their timers were last read.
+	now   uint64
+	due   []dueEntry
+	dirty []*partitionGroup
+}
+
+type dueEntry struct {
+	at    uint64
+	group uint64
+}
+
+// partitionGroup is one live partition's group on this replica.
+type partitionGroup struct {
+	ref     metadata.PartitionRef
+	slot    int
+	journal *partitionJournal
+	group   *vsr.Group
+	sink    partitionSink
+
+	scheduled    uint64 // the tick of its valid heap entry
+	hasScheduled bool
+	isDirty      bool
+}
+
+// laterMax bounds the completions one drain may run (each journal append of
+// a group produces one): far above what any single event can cause.
+const laterMax = 1 << 20
+
+func newPartitionHost(r *Replica, store *partition.Store, fresh bool) *partitionHost {
+	return &partitionHost{r: r, store: store, groups: make(map[uint64]*partitionGroup),
+		slots: make([]uint64, store.Slots()), freshBoot: fresh}
+}
+
+// enter readies a group for a call from the host: its clock at the host's
+// tick, and its timers read again once the call's work is done.
+func (h *partitionHost) enter(g *partitionGroup) {
+	g.group.SetNow(h.now)
+	if !g.isDirty {
+		g.isDirty = true
+		h.dirty = append(h.dirty, g)
+	}
+}
+
+// deferFor returns the completion queue of group g's memory journal: a
+// completion runs once the current entry point's work is done, entering
+// its group first.
+func (h *partitionHost) deferFor(g *partitionGroup) func(func()) {
+	return func(f func()) {
+		h.later = append(h.later, func() {
+			if h.groups[g.ref.Group] != g {
+				return // dropped meanwhile
+			}
+			h.enter(g)
+			f()
+		})
+	}
+}
+
+// drain runs the queued completions, and those they queue, in order, then
+// schedules every group touched.
+func (h *partitionHost) drain() {
+	if h.draining {
+		return
+	}
+	h.draining = true
+	for i := 0; i < len(h.later); i++ {
+		if i >= laterMax {
+			panic(fmt.Sprintf("replica %d: %d partition completions in one step", h.r.cfg.Replica, i))
+		}
+		f := h.later[i]
+		h.later[i] = nil
+		f()
+	}
+	h.later = h.later[:0]
+	for i, g := range h.dirty {
+		h.dirty[i] = nil
+		g.isDirty = false
+		if h.groups[g.ref.Group] == g {
+			h.schedule(g)
+		}
+	}
+	h.dirty = h.dirty[:0]
+	h.draining = false
+}
+
+// schedule (re)files a group under its earliest timer.
+func (h *partitionHost) schedule(g *partitionGroup) {
+	at, ok := g.group.NextDue()
+	if !ok {
+		g.hasScheduled = false
+		return
+	}
+	if at <= h.now {
+		panic(fmt.Sprintf("replica %d: group %d has a timer due at tick %d, now %d", h.r.cfg.Replica, g.ref.Group, at, h.now))
+	}
+	if g.hasScheduled && g.scheduled == at {
+		return
+	}
+	g.scheduled, g.hasScheduled = at, true
+	h.push(dueEntry{at: at, group: g.ref.Group})
+	if len(h.due) > 8*len(h.groups)+64 {
+		h.compact()
+	}
+}
+
+// compact rebuilds the heap from the valid entries alone (one per scheduled
+// group), bounding the stale ones rescheduling leaves behind.
+func (h *partitionHost) compact() {
+	h.due = h.due[:0]
+	for _, g := range h.order {
+		if h.groups[g.ref.Group] == g && g.hasScheduled {
+			h.push(dueEntry{at: g.scheduled, group: g.ref.Group})
+		}
+	}
+}
+
+func (e dueEntry) less(o dueEntry) bool { return e.at < o.at || e.at == o.at && e.group < o.group }
+
+func (h *partitionHost) push(e dueEntry) {
+	h.due = append(h.due, e)
+	for i := len(h.due) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !h.due[i].less(h.due[parent]) {
+			break
+		}
+		h.due[i], h.due[parent] = h.due[parent], h.due[i]
+		i = parent
+	}
+}
+
+func (h *partitionHost) pop() dueEntry {
+	top := h.due[0]
+	last := len(h.due) - 1
+	h.due[0] = h.due[last]
+	h.due = h.due[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(h.due) && h.due[l].less(h.due[m]) {
+			m = l
+		}
+		if r < len(h.due) && h.due[r].less(h.due[m]) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h.due[i], h.due[m] = h.due[m], h.due[i]
+		i = m
+	}
+	return top
+}
+
+// reconcile builds the groups of partitions the state has and this replica
+// does not run, and drops those it runs that the state no longer has.
+func (h *partitionHost) reconcile() {
+	live := h.r.state.Partitions()
+	keep := make([]*partitionGroup, 0, len(live))
+	i := 0
+	for _, ref := range live {
+		for i < len(h.order) && h.order[i].ref.Group < ref.Group {
+			h.drop(h.order[i])
+			i++
+		}
+		if i < len(h.order) && h.order[i].ref.Group == ref.Group {
+			keep = append(keep, h.order[i])
+			i++
+			continue
+		}
+		if g := h.build(ref); g != nil {
+			keep = append(keep, g)
+		}
+	}
+	for ; i < len(h.order); i++ {
+		h.drop(h.order[i])
+	}
+	h.order = keep
+	h.drain()
+}
+
+// build starts the group of a partition the state just gained.
+func (h *partitionHost) build(ref metadata.PartitionRef) *partitionGroup {
+	if ref.Group == 0 || ref.Group >= wire.MetadataGroup {
+		panic(fmt.Sprintf("replica %d: partition group id %d", h.r.cfg.Replica, ref.Group))
+	}
+	slot, dead, ok := h.slotFor(ref.Group)
+	switch {
+	case dead:
+		h.r.probe("partition plane: group not rebuilt: its slot was reused, so it was deleted")
+		return nil
+	case !ok:
+		h.r.probe("partition plane: group not built: every superblock slot is taken")
+		return nil
+	}
+	h.slots[slot] = ref.Group
+	state, recovered := h.store.Recover(slot, ref.Group)
+	if !recovered {
+		state = wire.VsrState{}
+	}
+	g := &partitionGroup{ref: ref, slot: slot}
+	g.sink = partitionSink{h: h, group: ref.Group}
+	g.journal = &partitionJournal{MemJournal: vsr.NewMemJournal(h.deferFor(g)), h: h, g: g}
+	cfg := h.r.cfg.vsrConfig()
+	cfg.Group = ref.Group
+	cfg.PipelineMax, cfg.RequestQueueMax = h.r.cfg.Profile.PartitionPipelineMax, 2*h.r.cfg.Profile.PartitionPipelineMax
+	cfg.JournalSlots = 1 << 62 // a memory journal has no ring to wrap
+	g.group = vsr.New(cfg, vsr.Deps{
+		Out:        h.r,
+		Journal:    g.journal,
+		Machine:    g,
+		Sink:       g.sink,
+		Rand:       h.r.env.Rand,
+		RealtimeUs: h.r.env.RealtimeUs,
+	}, vsr.Recovered{State: state, Head: 0, Fresh: h.freshBoot && !recovered, Tick: h.now})
+	h.groups[ref.Group] = g
+	if !g.isDirty {
+		g.isDirty = true
+		h.dirty = append(h.dirty, g)
+	}
+	h.r.env.Sink.Event(Event{Kind: EventPartitionBuilt, Replica: h.r.cfg.Replica, PartitionGroup: ref.Group})
+	if recovered {
+		h.r.probe("partition plane: group rebuilt from its superblock")
+	}
+	return g
+}
+
+// slotFor picks the superblock slot of group, or says the group is dead
+// for good.
+//
+// The slot that holds the group's records is its own, unless that slot has
+// since been taken by another group: a slot is taken only once its tenants
+// are dead for good, so a replaying replica that finds its group's slot
+// reused knows the group was deleted before it crashed, and does not build
+// it (dead). Otherwise a new group takes the lowest slot that no live group
+// uses, no write is in flight to, and whose records are of dead groups
+// only: ids are never reused and minted in order, so a group at or below
+// the state's highest id that is not live was deleted, while a record of a
+// higher id belongs to a group a replaying replica has not rebuilt yet.
+func (h *partitionHost) slotFor(group uint64) (slot int, dead, ok bool) {
+	highest := h.r.state.HighestGroupID()
+	taken := func(slot int, except uint64) bool {
+		for _, g := range h.store.Tenants(slot) {
+			if g != 0 && g != except && (g > highest || h.groups[g] != nil) {
+				return true
+			}
+		}
+		return h.slots[slot] != 0
+	}
+	for slot := range h.slots {
+		if !h.store.Holds(slot, group) {
+			continue
+		}
+		if taken(slot, group) {
+			return 0, true, false
+		}
+		if h.store.Busy(slot) {
+			panic(fmt.Sprintf("replica %d: group %d's own slot %d has a write in flight before the group exists",
+				h.r.cfg.Replica, group, slot))
+		}
+		return slot, false, true
+	}
+	for slot := range h.slots {
+		if !h.store.Busy(slot) && !taken(slot, 0) {
+			return slot, false, true
+		}
+	}
+	return 0, false, false
+}
+
+// drop stops a group whose partition was deleted; frames for it are dropped
+// from now on.
+func (h *partitionHost) drop(g *partitionGroup) {
+	delete(h.groups, g.ref.Group)
+	h.slots[g.slot] = 0
+	g.journal.dropped = true
+	h.r.probe("partition plane: group dropped: its partition was deleted")
+}
+
+// tick advances the host by one tick and ticks the groups with a timer due
+// then, in (tick, group) order: an idle group costs nothing here (only its
+// own heartbeat timer, when it fires).
+func (h *partitionHost) tick() {
+	h.now++
+	for len(h.due) > 0 && h.due[0].at <= h.now {
+		e := h.pop()
+		g := h.groups[e.group]
+		if g == nil || !g.hasScheduled || g.scheduled != e.at {
+			continue // stale: rescheduled or dropped since
+		}
+		if e.at != h.now {
+			panic(fmt.Sprintf("replica %d: group %d's timer at tick %d missed until %d", h.r.cfg.Replica, e.group, e.at, h.now))
+		}
+		g.hasScheduled = false
+		g.group.TickTo(h.now)
+		h.enter(g)
+	}
+	h.drain()
+}
+
+// deliver routes a consensus frame of a partition group.
+func (h *partitionHost) deliver(peer uint8, group uint64, frame []byte) {
+	g, ok := h.groups[group]
+	if !ok {
+		// Not created here yet (its CreateTopic has not committed here) or
+		// deleted: dropped, as a frame of an unknown route; the sender's
+		// timers resend what matters (DEVIATIONS.md 46).
+		h.r.probe("partition plane: frame for an unknown group dropped")
+		return
+	}
+	h.enter(g)
+	g.group.Receive(peer, frame)
+	h.drain()
+}
+
+// Commit implements vsr.StateMachine for a partition group. No partition
+// operation is admitted yet (client requests for the partition planes are
+// refused before consensus), so nothing can commit here.
+func (g *partitionGroup) Commit(prepare []byte) {
+	var p wire.PrepareHeader
+	p.Decode(wire.HeaderOf(prepare))
+	panic(fmt.Sprintf("replica: partition group %d committed op %d (%v) before the partition plane admits operations",
+		g.ref.Group, p.Op, p.Operation))
+}
+
+// partitionJournal is a group's memory journal, whose state goes to the
+// group's superblock slot.
+type partitionJournal struct {
+	*vsr.MemJournal
+	h       *partitionHost
+	g       *partitionGroup
+	dropped bool // the group was deleted: its late completions do nothing
+}
+
+// WriteState makes the group's state durable in its slot.
+func (j *partitionJournal) WriteState(s wire.VsrState, done func()) {
+	if j.dropped {
+		return
+	}
+	j.h.store.Write(j.g.slot, j.g.ref.Group, s, func() {
+		if j.dropped {
+			return
+		}
+		j.h.enter(j.g)
+		done()
+		j.h.drain()
+	})
+}
+
+// partitionSink forwards a partition group's events, its probes named as
+// the partition plane's.
+type partitionSink struct {
+	h     *partitionHost
+	group uint64
+}
+
+func (s partitionSink) Event(e vsr.Event) {
+	if e.Kind == vsr.EventProbe {
+		e.Probe = "partition plane: " + e.Probe
+	}
+	s.h.r.env.Sink.Event(Event{Kind: EventGroup, Replica: s.h.r.cfg.Replica, Group: e})
+}
