@@ -255,7 +255,10 @@ func (h *partitionHost) build(ref metadata.PartitionRef) *partitionGroup {
 		Sink:       g.sink,
 		Rand:       h.r.env.Rand,
 		RealtimeUs: h.r.env.RealtimeUs,
-	}, vsr.Recovered{State: state, Head: 0, Fresh: h.freshBoot && !recovered, Tick: h.now})
+	}, vsr.Recovered{State: state, Head: 0, Fresh: h.freshBoot && !recovered, Tick: h.now,
+		// After a restart the memory journal is empty, whatever the group
+		// held before: it rejoins quorum-invisible until caught up.
+		Amnesiac: !h.freshBoot})
 	h.groups[ref.Group] = g
 	if !g.isDirty {
 		g.isDirty = true

@@ -39,6 +39,11 @@ type Recovered struct {
 	// clock, which its timers' deadlines count in, starts there (0 for a
 	// group ticked from the replica's start).
 	Tick uint64
+	// Amnesiac says the journal lost what it held before the restart (a
+	// partition plane's memory journal): the replica may have acknowledged
+	// ops it no longer knows of, so it must not vote until it has caught up
+	// (see Group.Amnesiac).
+	Amnesiac bool
 }
 
 // Group is one replica's state in one consensus group.
@@ -82,6 +87,20 @@ type Group struct {
 	// flight. A frame the journal holds is durable unless its op is here:
 	// after a restart everything the journal recovered is durable.
 	appending map[uint64]wire.U128
+
+	// amnesiac: this replica lost its journal at a restart and has not yet
+	// applied the log of the first view it joined since (up to amnesiaUntil,
+	// known once amnesiaKnown). Until then it is quorum-invisible in view
+	// changes: it sends no DoViewChange, so it neither nacks an op it may
+	// have acknowledged before the crash nor counts towards a view-change
+	// quorum that might then miss a committed op, and it cannot lead a view
+	// (the new primary counts its own vote). Its acknowledgements stand:
+	// it acknowledges only ops it holds again (partition-plane.md "When
+	// more than f replicas of a group lose memory": Iggy's restarted
+	// partition joins as a quorum-invisible backup).
+	amnesiac     bool
+	amnesiaUntil uint64
+	amnesiaKnown bool
 
 	vc       viewChange
 	recovery recoveryState
@@ -131,6 +150,9 @@ func New(cfg Config, deps Deps, rec Recovered) *Group {
 		commitMax: rec.State.CommitMax,
 		canon:     make(map[uint64]wire.Header),
 		appending: make(map[uint64]wire.U128),
+		// A lone replica has nobody to be invisible to: losing its memory
+		// is losing the group's (more than f replicas).
+		amnesiac: rec.Amnesiac && cfg.ReplicaCount > 1 && !rec.Fresh,
 	}
 	r, clock := deps.Rand, &g.clock
 	g.clock = timerClock{now: rec.Tick, stage: -1}
@@ -180,6 +202,19 @@ func (g *Group) IsPrimary() bool { return g.status == StatusNormal && g.Primary(
 
 // Config returns the group's configuration.
 func (g *Group) Config() Config { return g.cfg }
+
+// Amnesiac reports whether the replica lost its journal at a restart and
+// has not caught up since: it withholds its vote in view changes.
+func (g *Group) Amnesiac() bool { return g.amnesiac }
+
+// caughtUp ends amnesia once the replica has applied the log of the first
+// view it joined after its restart.
+func (g *Group) caughtUp() {
+	if g.amnesiac && g.amnesiaKnown && g.commitMin >= g.amnesiaUntil {
+		g.amnesiac = false
+		g.probe("amnesiac replica caught up: it votes again")
+	}
+}
 
 // PipelineLen returns the number of prepares in the primary's pipeline.
 func (g *Group) PipelineLen() int { return len(g.pipeline) }

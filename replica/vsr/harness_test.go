@@ -63,6 +63,9 @@ type replica struct {
 	committed   []wire.Header
 	clockUs     uint64
 	sentView    uint32 // highest view any incarnation sent a message in
+	// amnesiac: the next start loses the journal, as a partition plane's
+	// memory journal does at a restart (only the state survives).
+	amnesiac bool
 }
 
 func newCluster(t testing.TB, n int, seed uint64) *cluster { return newTunedCluster(t, n, seed, nil) }
@@ -95,8 +98,11 @@ func testConfig(id uint8, n int) Config {
 func (r *replica) start(fresh bool) {
 	r.incarnation++
 	r.up = true
+	if r.amnesiac {
+		r.journal.forget()
+	}
 	r.journal.recover()
-	rec := Recovered{State: r.journal.durableState, Head: r.journal.head(), Fresh: fresh}
+	rec := Recovered{State: r.journal.durableState, Head: r.journal.head(), Fresh: fresh, Amnesiac: r.amnesiac}
 	r.committed = nil
 	cfg := testConfig(r.id, r.c.n)
 	if r.c.tune != nil {
@@ -400,6 +406,14 @@ func (j *durableJournal) recover() {
 }
 
 func (j *durableJournal) crash() {}
+
+// forget loses every prepare and header, durable or not, keeping the
+// durable state: a memory journal's restart.
+func (j *durableJournal) forget() {
+	j.durable, j.durableHdrs = map[uint64][]byte{}, map[uint64]wire.Header{}
+	j.acked, j.durableUnacked = map[uint64]wire.U128{}, map[uint64]bool{}
+	j.faulty = map[uint64]bool{}
+}
 
 func (j *durableJournal) head() uint64 {
 	h := uint64(0)

@@ -391,6 +391,7 @@ func (g *Group) commitJournal() {
 		g.appliedIdentity = c.Checksum()
 		delete(g.canon, op)
 		g.emit(Event{Kind: EventCommitted, Op: op, Commit: g.commitMax, View: g.view, Header: c, Body: frame[wire.HeaderSize:]})
+		g.caughtUp()
 	}
 }
 

@@ -18,6 +18,9 @@ type viewChange struct {
 	// reconciling: the journal is being made to agree with an adopted log;
 	// log_view must not be persisted until it has.
 	reconciling bool
+	// withheld: an amnesiac replica reported that it withholds its vote in
+	// this view.
+	withheld bool
 }
 
 func (vc *viewChange) reset(n uint8) {
@@ -110,6 +113,13 @@ func (g *Group) maybeSendDoViewChange() {
 		return
 	}
 	if g.status != StatusViewChange || g.vc.dvcSent || g.vc.reconciling || popcount(g.vc.svcFrom) < f || !g.stateDurable() {
+		return
+	}
+	if g.amnesiac {
+		if !g.vc.withheld {
+			g.vc.withheld = true
+			g.probe("amnesiac replica withholds its DoViewChange")
+		}
 		return
 	}
 	g.vc.dvcSent = true
@@ -770,6 +780,12 @@ func (g *Group) installView(view uint32, op, commit uint64, entries []wire.Heade
 	}
 	g.learnCommit(commit)
 	g.extendCanonDown()
+	if g.amnesiac && !g.amnesiaKnown {
+		// The first log it joins since its restart: every op it may have
+		// acknowledged and that may be committed is in it.
+		g.amnesiaUntil, g.amnesiaKnown = g.op, true
+		g.caughtUp()
+	}
 	g.reconcileThen(func() {
 		g.becomeNormal()
 		g.sendAcks()

@@ -1,0 +1,75 @@
+package vsr
+
+import (
+	"testing"
+
+	"github.com/iggy-vopr/vopr/replica/wire"
+)
+
+// TestAmnesiacReplicaIsQuorumInvisible: in a group of three, ops 1..3
+// commit on r0 and r1 while r2 hears none of them. r1 then restarts with
+// its memory journal lost and r0 is cut off. r1 and r2 together are a
+// view-change quorum, and both would report an empty log: had r1 voted,
+// the new view would start at op 0 and drop three committed ops. An
+// amnesiac replica withholds its vote (and so cannot lead), so no view
+// starts until r0 is back; the ops survive, and r1 votes again once it has
+// applied the log it rejoined.
+func TestAmnesiacReplicaIsQuorumInvisible(t *testing.T) {
+	c := newCluster(t, 3, 61)
+	r0, r1, r2 := c.replicas[0], c.replicas[1], c.replicas[2]
+	c.drop = func(m message) bool {
+		cmd := wire.HeaderOf(m.frame).Command()
+		return m.to == 2 && (cmd == wire.CommandPrepare || cmd == wire.CommandCommit) ||
+			m.from == 2 && cmd == wire.CommandRequestPrepares
+	}
+	for req := uint64(1); req <= 3; req++ {
+		proposeAt(t, r0, req)
+		c.settle()
+	}
+	c.tick(0, 80)
+	if r0.group.CommitMin() != 3 || r1.group.CommitMin() != 3 || r2.group.Op() != 0 {
+		t.Fatalf("setup: r0 commit %d, r1 commit %d, r2 op %d", r0.group.CommitMin(), r1.group.CommitMin(), r2.group.Op())
+	}
+	committed := make([]wire.U128, 4)
+	for op := uint64(1); op <= 3; op++ {
+		f, _ := r0.journal.Frame(op)
+		committed[op] = wire.HeaderOf(f).Checksum()
+	}
+	c.drop = nil
+	r1.crash()
+	r1.amnesiac = true
+	r1.start(false)
+	r1.amnesiac = false
+	if !r1.group.Amnesiac() || r1.group.Op() != 0 {
+		t.Fatalf("r1 restarted amnesiac %v at op %d, want amnesiac at op 0", r1.group.Amnesiac(), r1.group.Op())
+	}
+	c.isolate(0)
+	c.run(60_000)
+	for _, r := range []*replica{r1, r2} {
+		if r.group.Status() == StatusNormal && r.group.View() > 0 {
+			c.dump()
+			t.Fatalf("replica %d is Normal in view %d without r0: a view started on an amnesiac vote", r.id, r.group.View())
+		}
+	}
+	if c.probes["amnesiac replica withholds its DoViewChange"] == 0 {
+		t.Fatalf("r1 never withheld a vote (probes %v)", c.probes)
+	}
+	c.unblockAll()
+	if !c.runUntil(400_000, func() bool {
+		return c.primary() != nil && r1.group.CommitMin() >= 3 && r2.group.CommitMin() >= 3 && !r1.group.Amnesiac()
+	}) {
+		c.dump()
+		t.Fatalf("the group did not recover once r0 was back (probes %v)", c.probes)
+	}
+	for _, r := range c.replicas {
+		for op := uint64(1); op <= 3; op++ {
+			f, ok := r.journal.Frame(op)
+			if !ok || wire.HeaderOf(f).Checksum() != committed[op] {
+				t.Fatalf("replica %d does not hold committed op %d as it was committed", r.id, op)
+			}
+		}
+	}
+	if c.probes["amnesiac replica caught up: it votes again"] == 0 {
+		t.Fatal("r1's amnesia never ended")
+	}
+}
