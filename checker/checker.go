@@ -52,6 +52,15 @@ type Checker struct {
 	// with (its reconcile done): a vote of that log_view must reach it.
 	adopted []adoptedLog
 
+	// The partition planes (partition.go): one log per group, by id
+	// (looked up only; partitionOrder lists the ids in first-seen order),
+	// the prepares built per (group, view, op), and every commit of each
+	// client send.
+	partitions        map[uint64]*partitionLog
+	partitionOrder    []uint64
+	partitionPrepares map[groupPrepareKey]wire.U128
+	sends             map[requestKey][]sendCommit
+
 	violation *Violation
 	recent    []string
 	nowNs     int64
@@ -103,6 +112,10 @@ func New(n int) *Checker {
 		ackMax:      make([]uint64, n),
 		nacks:       map[uint64][]nackRecord{},
 		adopted:     make([]adoptedLog, n),
+
+		partitions:        map[uint64]*partitionLog{},
+		partitionPrepares: map[groupPrepareKey]wire.U128{},
+		sends:             map[requestKey][]sendCommit{},
 	}
 	for i := range c.next {
 		c.next[i] = 1
@@ -154,12 +167,17 @@ func (c *Checker) Crashed(r uint8) {
 	c.note("replica %d crashed (or was frozen outside the liveness core)", r)
 	c.next[r] = 1
 	c.restarted[r] = true
+	c.partitionsCrashed(r)
 }
 
 // Replica checks one replica event.
 func (c *Checker) Replica(nowNs int64, e replica.Event) {
 	c.nowNs = nowNs
-	if c.violation != nil || e.Kind != replica.EventGroup || e.Group.Group != wire.MetadataGroup {
+	if c.violation != nil || e.Kind != replica.EventGroup {
+		return
+	}
+	if e.Group.Group != wire.MetadataGroup {
+		c.partitionEvent(e.Replica, e.Group)
 		return
 	}
 	g, r := e.Group, e.Replica
@@ -413,6 +431,10 @@ func (c *Checker) Complete(done workload.Completion) {
 	}
 	var r wire.ReplyHeader
 	r.Decode(wire.HeaderOf(done.Frame))
+	if r.Operation == wire.OperationSendMessages {
+		c.partitionReply(done, &r)
+		return
+	}
 	if r.Op == 0 || r.Op > uint64(len(c.canon)) {
 		c.fail(Violation{Name: WrongReply, Ops: []uint64{r.Op},
 			Detail: fmt.Sprintf("client %s request %d got a reply for op %d, which is not committed", done.ClientID, done.Request, r.Op)})

@@ -39,6 +39,10 @@ func (r *Replica) ClientReceived(c ConnID, frame []byte) {
 	}
 	var h wire.RequestHeader
 	h.Decode(wire.HeaderOf(frame))
+	if h.Operation.IsPartition() {
+		r.parts.admit(c, &h, frame[wire.HeaderSize:])
+		return
+	}
 	if !r.metadata.IsPrimary() {
 		switch h.Operation {
 		case wire.OperationRegister, wire.OperationLogout:

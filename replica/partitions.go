@@ -1,8 +1,10 @@
 package replica
 
 import (
+	"errors"
 	"fmt"
 
+	"github.com/iggy-vopr/vopr/replica/clients"
 	"github.com/iggy-vopr/vopr/replica/metadata"
 	"github.com/iggy-vopr/vopr/replica/partition"
 	"github.com/iggy-vopr/vopr/replica/vsr"
@@ -36,8 +38,11 @@ type partitionHost struct {
 	// so a group it creates has never run here: it starts Normal in view 0.
 	// After a restart every group starts by probing for its view.
 	freshBoot bool
-	later     []func()
-	draining  bool
+	// balanced: the next index of each topic's Balanced round robin
+	// (looked up only).
+	balanced map[[2]uint32]uint64
+	later    []func()
+	draining bool
 
 	// The host ticks a group only when one of its timers is due: now is the
 	// host's tick count, due a min-heap of (tick, group) entries, each valid
@@ -61,6 +66,7 @@ type partitionGroup struct {
 	journal *partitionJournal
 	group   *vsr.Group
 	sink    partitionSink
+	plane   *partition.Plane
 
 	scheduled    uint64 // the tick of its valid heap entry
 	hasScheduled bool
@@ -73,7 +79,7 @@ const laterMax = 1 << 20
 
 func newPartitionHost(r *Replica, store *partition.Store, fresh bool) *partitionHost {
 	return &partitionHost{r: r, store: store, groups: make(map[uint64]*partitionGroup),
-		slots: make([]uint64, store.Slots()), freshBoot: fresh}
+		slots: make([]uint64, store.Slots()), freshBoot: fresh, balanced: make(map[[2]uint32]uint64)}
 }
 
 // enter readies a group for a call from the host: its clock at the host's
@@ -244,6 +250,7 @@ func (h *partitionHost) build(ref metadata.PartitionRef) *partitionGroup {
 	g := &partitionGroup{ref: ref, slot: slot}
 	g.sink = partitionSink{h: h, group: ref.Group}
 	g.journal = &partitionJournal{MemJournal: vsr.NewMemJournal(h.deferFor(g)), h: h, g: g}
+	g.plane = partition.NewPlane(uint64(ref.Partition), g.journal, func() uint64 { return g.group.CommitMin() })
 	cfg := h.r.cfg.vsrConfig()
 	cfg.Group = ref.Group
 	cfg.PipelineMax, cfg.RequestQueueMax = h.r.cfg.Profile.PartitionPipelineMax, 2*h.r.cfg.Profile.PartitionPipelineMax
@@ -255,6 +262,7 @@ func (h *partitionHost) build(ref metadata.PartitionRef) *partitionGroup {
 		Sink:       g.sink,
 		Rand:       h.r.env.Rand,
 		RealtimeUs: h.r.env.RealtimeUs,
+		Plane:      g.plane,
 	}, vsr.Recovered{State: state, Head: 0, Fresh: h.freshBoot && !recovered, Tick: h.now,
 		// After a restart the memory journal is empty, whatever the group
 		// held before: it rejoins quorum-invisible until caught up.
@@ -359,14 +367,112 @@ func (h *partitionHost) deliver(peer uint8, group uint64, frame []byte) {
 	h.drain()
 }
 
-// Commit implements vsr.StateMachine for a partition group. No partition
-// operation is admitted yet (client requests for the partition planes are
-// refused before consensus), so nothing can commit here.
+// Commit implements vsr.StateMachine for a partition group: every replica
+// applies the committed prepare to its plane; the group's primary answers
+// the client if its connection is here (backups send no replies, and there
+// is no client table on this plane: a retried send commits again).
 func (g *partitionGroup) Commit(prepare []byte) {
 	var p wire.PrepareHeader
 	p.Decode(wire.HeaderOf(prepare))
-	panic(fmt.Sprintf("replica: partition group %d committed op %d (%v) before the partition plane admits operations",
-		g.ref.Group, p.Op, p.Operation))
+	body := g.plane.Apply(&p, prepare[wire.HeaderSize:], g.ref.Stream, g.ref.Topic)
+	h := g.journal.h
+	if !g.group.IsPrimary() {
+		return
+	}
+	reply := clients.BuildReply(p, body)
+	sent := h.r.sendToClient(p.Client, reply)
+	h.r.env.Sink.Event(Event{Kind: EventReply, Replica: h.r.cfg.Replica, Client: p.Client, Request: p.Request,
+		Op: p.Op, Frame: reply, Sent: sent, PartitionGroup: g.ref.Group})
+}
+
+// admit is the partition primary's admission of a client request
+// (partition-plane.md "Primary: admission and stamping"; client-ops.md
+// 5.25): a session of the replicated client table, a body that decodes and
+// verifies (else silence), a partition that resolves (else ResourceNotFound),
+// and this replica the Normal primary of its group (else
+// TransientNotAccepted). StoreConsumerOffset and DeleteConsumerOffset are
+// not admitted yet (FeatureUnavailable).
+func (h *partitionHost) admit(c ConnID, x *wire.RequestHeader, body []byte) {
+	r := h.r
+	if x.Operation != wire.OperationSendMessages {
+		r.answerStatus(c, x, codeFeatureUnavailable)
+		return
+	}
+	e, ok := r.table.Lookup(x.Client)
+	switch {
+	case !ok:
+		r.evictOn(c, x.Client, wire.EvictionNoSession)
+		return
+	case x.Session < e.Epoch:
+		r.evictOn(c, x.Client, wire.EvictionSessionTooLow)
+		return
+	case x.Session > e.Epoch:
+		r.probe("partition plane: request of a session ahead of the table dropped")
+		return
+	}
+	s, err := partition.DecodeSendMessages(body)
+	if err != nil {
+		r.probe("partition plane: SendMessages dropped at admission: " + ruleOf(err))
+		return
+	}
+	ref, ok := h.resolve(&s)
+	if !ok {
+		r.answerStatus(c, x, codeResourceNotFound)
+		return
+	}
+	g := h.groups[ref.Group]
+	if g == nil || !g.group.IsPrimary() {
+		r.answerStatus(c, x, codeTransientNotAccepted)
+		return
+	}
+	r.bind(c, x.Client)
+	h.enter(g)
+	res := g.group.Propose(vsr.Proposal{Client: x.Client, Request: x.Request, RequestChecksum: x.RequestChecksum,
+		Operation: x.Operation, UserID: e.UserID, Body: s.Batch})
+	if res == vsr.Refused {
+		r.probe("partition plane: SendMessages dropped: both queues full, or no stamp at the head")
+	}
+	h.drain()
+}
+
+// resolve finds the partition a send goes to (client-ops.md 1.5).
+func (h *partitionHost) resolve(s *partition.SendMessages) (metadata.PartitionRef, bool) {
+	sk, tk, ok := h.r.state.ResolveTopic(s.Stream, s.Topic)
+	if !ok {
+		return metadata.PartitionRef{}, false
+	}
+	parts, _ := h.r.state.TopicPartitions(sk, tk)
+	if len(parts) == 0 {
+		return metadata.PartitionRef{}, false
+	}
+	switch s.Partitioning.Kind {
+	case partition.PartitionID:
+		for _, p := range parts {
+			if p.Partition == s.Partitioning.Partition {
+				return p, true
+			}
+		}
+		return metadata.PartitionRef{}, false
+	case partition.MessagesKey:
+		return parts[partition.KeyIndex(s.Partitioning.Key, len(parts))], true
+	}
+	// Balanced: a per-process round robin, not replicated (client-ops.md
+	// 10.8): two replicas may pick different partitions for one send.
+	key := [2]uint32{sk, tk}
+	i := h.balanced[key] % uint64(len(parts))
+	h.balanced[key]++
+	return parts[i], true
+}
+
+// ruleOf names the rule an admission error broke, for a probe.
+func ruleOf(err error) string {
+	for _, rule := range []error{partition.ErrShort, partition.ErrMetadataLength, partition.ErrPartitioning,
+		partition.ErrMessagesCount, partition.ErrBatch} {
+		if errors.Is(err, rule) {
+			return rule.Error()
+		}
+	}
+	return "identifier"
 }
 
 // partitionJournal is a group's memory journal, whose state goes to the

@@ -132,6 +132,16 @@ func (r *Replica) PartitionGroup(id uint64) (*vsr.Group, bool) {
 	return g.group, true
 }
 
+// PartitionPlane returns the partition state of a live partition (for
+// inspection).
+func (r *Replica) PartitionPlane(id uint64) (*partition.Plane, bool) {
+	g, ok := r.parts.groups[id]
+	if !ok {
+		return nil, false
+	}
+	return g.plane, true
+}
+
 // PartitionGroups returns the ids of the partition groups the replica runs,
 // ascending.
 func (r *Replica) PartitionGroups() []uint64 {

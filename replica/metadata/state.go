@@ -631,3 +631,22 @@ func ChangesPartitions(op wire.Operation) bool {
 	}
 	return false
 }
+
+// TopicPartitions returns the partitions of the topic streamKey/topicKey in
+// creation order (the order Balanced and MessagesKey index), and false
+// when the topic does not exist.
+func (s *State) TopicPartitions(streamKey, topicKey uint32) ([]PartitionRef, bool) {
+	st, ok := s.streams.get(streamKey)
+	if !ok {
+		return nil, false
+	}
+	t, ok := st.topics.get(topicKey)
+	if !ok {
+		return nil, false
+	}
+	out := make([]PartitionRef, len(t.partitions))
+	for i, p := range t.partitions {
+		out[i] = PartitionRef{Stream: streamKey, Topic: topicKey, Partition: p.id, Group: p.groupID}
+	}
+	return out, true
+}

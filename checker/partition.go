@@ -1,0 +1,256 @@
+package checker
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/iggy-vopr/vopr/replica/vsr"
+	"github.com/iggy-vopr/vopr/replica/wire"
+	"github.com/iggy-vopr/vopr/workload"
+)
+
+// The partition planes, checked with a model of their own written from
+// partition-plane.md and wire.md 7 (bytes decoded with replica/wire alone;
+// nothing of replica/partition is called). Each partition group is one
+// log:
+//
+//   - canonical history, as on the metadata plane: every replica commits op
+//     k+1 right after op k, op k has one identity everywhere, it chains to
+//     op k-1, timestamps increase, and nothing committed is replaced across
+//     restarts (a restarted replica lost its memory journal and commits the
+//     log again from op 1);
+//   - stamping: a committed SendMessages batch verifies in full (every
+//     message checksum and the batch checksum), starts at the offset the
+//     batches before it end at (contiguous offsets), and carries the
+//     prepare's timestamp as base_timestamp ("inconsistent offsets");
+//   - no phantom: a committed batch holds exactly the messages some client
+//     sent in a SendMessages with that client id and request number;
+//   - duplicates: a message id is committed twice in a group only through a
+//     retry of the send that carried it (at-least-once allows that, and
+//     nothing else: "duplicate");
+//   - acknowledged sends: a SendMessages reply names the op and the base
+//     offset its batch was committed at in the canonical log ("lost write"
+//     otherwise).
+//
+// Polls, consumer offsets and segment logs are checked as they land.
+
+// Names of the partition planes' violations (Jepsen's queue vocabulary).
+const (
+	InconsistentOffsets = "inconsistent offsets"  // a committed batch not at the log's next offset, or not stamped with its prepare's timestamp
+	CorruptBatch        = "corrupt batch applied" // a committed batch whose checksums do not verify
+	DuplicateMessage    = "duplicate"             // a message id committed twice, not through a retry of its send
+	LostWrite           = "lost write"            // an acknowledged send whose messages are not at the acknowledged offsets
+)
+
+// partitionLog is the checker's model of one partition group.
+type partitionLog struct {
+	group uint64
+	canon []partitionOp // canon[k-1] is op k
+	next  []uint64      // per replica: the op it must commit next
+	high  []uint64      // per replica: the highest op it ever committed
+	// offset is the offset the next committed batch must start at.
+	offset uint64
+	// ids: the message ids committed, with the send that committed each
+	// first (looked up only).
+	ids map[wire.U128]requestKey
+}
+
+type partitionOp struct {
+	header wire.Header
+	base   uint64 // SendMessages: the batch's base offset
+	count  uint64
+}
+
+// sendCommit is one commit of a client's send: at-least-once allows
+// several for one (client, request).
+type sendCommit struct {
+	group uint64
+	op    uint64
+	base  uint64
+}
+
+func (c *Checker) partitionLog(group uint64) *partitionLog {
+	if l, ok := c.partitions[group]; ok {
+		return l
+	}
+	l := &partitionLog{group: group, next: make([]uint64, c.replicas), high: make([]uint64, c.replicas),
+		ids: map[wire.U128]requestKey{}}
+	for i := range l.next {
+		l.next[i] = 1
+	}
+	c.partitions[group] = l
+	c.partitionOrder = append(c.partitionOrder, group)
+	return l
+}
+
+// partitionEvent checks one event of a partition group.
+func (c *Checker) partitionEvent(r uint8, g vsr.Event) {
+	switch g.Kind {
+	case vsr.EventCommitted:
+		c.note("replica %d committed op %d of group %d %s", r, g.Op, g.Group, g.Header.Checksum())
+		c.partitionCommit(c.partitionLog(g.Group), r, g.Header, g.Body)
+	case vsr.EventPrepared:
+		gk := groupPrepareKey{group: g.Group, prepareKey: prepareKey{view: g.View, op: g.Op}}
+		if prev, ok := c.partitionPrepares[gk]; ok && prev != g.Header.Checksum() {
+			c.fail(Violation{Name: ConflictingPrepares, Replicas: []uint8{r}, Ops: []uint64{g.Op},
+				Detail: fmt.Sprintf("group %d view %d op %d prepared as %s and as %s", g.Group, g.View, g.Op, prev, g.Header.Checksum())})
+			return
+		}
+		c.partitionPrepares[gk] = g.Header.Checksum()
+	}
+}
+
+type groupPrepareKey struct {
+	group uint64
+	prepareKey
+}
+
+// partitionCommit checks one replica's commit of one op of a group.
+func (c *Checker) partitionCommit(l *partitionLog, r uint8, h wire.Header, body []byte) {
+	var p wire.PrepareHeader
+	p.Decode(&h)
+	if p.Op != l.next[r] {
+		c.fail(Violation{Name: LogGap, Replicas: []uint8{r}, Ops: []uint64{p.Op},
+			Detail: fmt.Sprintf("replica %d committed op %d of group %d when op %d was next", r, p.Op, l.group, l.next[r])})
+		return
+	}
+	l.next[r] = p.Op + 1
+	again := p.Op <= l.high[r]
+	l.high[r] = max(l.high[r], p.Op)
+	if p.Op <= uint64(len(l.canon)) {
+		if want := l.canon[p.Op-1].header.Checksum(); want != p.Checksum {
+			name, how := DivergentCommit, "but"
+			if again {
+				name, how = CommittedOpReplaced, "after a restart, but had"
+			}
+			c.fail(Violation{Name: name, Replicas: []uint8{r}, Ops: []uint64{p.Op},
+				Detail: fmt.Sprintf("replica %d committed op %d of group %d as %s %s committed %s there", r, p.Op, l.group, p.Checksum, how, want)})
+		}
+		return
+	}
+	if p.Op > 1 {
+		var prev wire.PrepareHeader
+		prevHeader := l.canon[p.Op-2].header
+		prev.Decode(&prevHeader)
+		if p.Parent != prev.Checksum {
+			c.fail(Violation{Name: HashChainBreak, Replicas: []uint8{r}, Ops: []uint64{p.Op - 1, p.Op},
+				Detail: fmt.Sprintf("group %d op %d's parent is %s, op %d is %s", l.group, p.Op, p.Parent, p.Op-1, prev.Checksum)})
+			return
+		}
+		if p.Timestamp <= prev.Timestamp {
+			c.fail(Violation{Name: TimestampRegression, Replicas: []uint8{r}, Ops: []uint64{p.Op - 1, p.Op},
+				Detail: fmt.Sprintf("group %d op %d timestamp %d does not exceed op %d's %d", l.group, p.Op, p.Timestamp, p.Op-1, prev.Timestamp)})
+			return
+		}
+	}
+	entry := partitionOp{header: h}
+	if p.Operation == wire.OperationSendMessages {
+		base, count, ok := c.checkBatch(l, r, &p, body)
+		if !ok {
+			return
+		}
+		entry.base, entry.count = base, count
+		l.offset = base + count
+		key := requestKey{p.Client, p.Request}
+		c.sends[key] = append(c.sends[key], sendCommit{group: l.group, op: p.Op, base: base})
+	}
+	l.canon = append(l.canon, entry)
+}
+
+// checkBatch checks a first commit of a SendMessages batch: it verifies, it
+// is stamped at the log's next offset and the prepare's timestamp, a
+// client sent exactly its messages, and no message id repeats except
+// through a retry of its send.
+func (c *Checker) checkBatch(l *partitionLog, r uint8, p *wire.PrepareHeader, body []byte) (base, count uint64, ok bool) {
+	if err := wire.VerifyBatch(body); err != nil {
+		c.fail(Violation{Name: CorruptBatch, Replicas: []uint8{r}, Ops: []uint64{p.Op},
+			Detail: fmt.Sprintf("replica %d applied op %d of group %d with a batch that does not verify: %v", r, p.Op, l.group, err)})
+		return 0, 0, false
+	}
+	b, _ := wire.ReadBatchHeader(body)
+	if b.BaseOffset != l.offset || b.BaseTimestamp != p.Timestamp {
+		c.fail(Violation{Name: InconsistentOffsets, Replicas: []uint8{r}, Ops: []uint64{p.Op},
+			Detail: fmt.Sprintf("group %d op %d: batch at offset %d with base_timestamp %d, the log's next offset is %d and the prepare's timestamp %d",
+				l.group, p.Op, b.BaseOffset, b.BaseTimestamp, l.offset, p.Timestamp)})
+		return 0, 0, false
+	}
+	key := requestKey{p.Client, p.Request}
+	inv, sent := c.invocations[key]
+	if !sent || inv.inv.Operation != wire.OperationSendMessages || !sameMessages(inv.inv.Body, body) {
+		c.fail(Violation{Name: PhantomCommit, Replicas: []uint8{r}, Ops: []uint64{p.Op},
+			Detail: fmt.Sprintf("group %d op %d holds a batch that client %s request %d did not send", l.group, p.Op, p.Client, p.Request)})
+		return 0, 0, false
+	}
+	_, msgs, _ := wire.DecodeBatch(body)
+	for _, m := range msgs {
+		if first, seen := l.ids[m.ID]; seen && first != key {
+			c.fail(Violation{Name: DuplicateMessage, Replicas: []uint8{r}, Ops: []uint64{p.Op},
+				Detail: fmt.Sprintf("group %d op %d commits message %s again, first committed by client %s request %d, now by request %d",
+					l.group, p.Op, m.ID, first.client, first.request, p.Request)})
+			return 0, 0, false
+		} else if !seen {
+			l.ids[m.ID] = key
+		}
+	}
+	return b.BaseOffset, uint64(b.MessageCount), true
+}
+
+// sameMessages reports whether a committed batch holds the messages of a
+// SendMessages request body: the routing prefix (metadata_length, then that
+// many bytes) is skipped, and the batch's frames compared byte for byte
+// (stamping changes only the batch header's fields).
+func sameMessages(request, batch []byte) bool {
+	if len(request) < 4 {
+		return false
+	}
+	n := int(binary.LittleEndian.Uint32(request))
+	if n > len(request)-4 {
+		return false
+	}
+	sent := request[4+n:]
+	if len(sent) != len(batch) || len(sent) < wire.BatchHeaderSize {
+		return false
+	}
+	return string(sent[wire.BatchHeaderSize:]) == string(batch[wire.BatchHeaderSize:])
+}
+
+// partitionReply checks a client's SendMessages reply: it names a commit of
+// that send, with the base offset the batch was committed at.
+func (c *Checker) partitionReply(done workload.Completion, r *wire.ReplyHeader) {
+	body := done.Frame[wire.HeaderSize:]
+	commits := c.sends[requestKey{done.ClientID, done.Request}]
+	if len(body) < 24 || binary.LittleEndian.Uint32(body) != 1 {
+		c.fail(Violation{Name: WrongReply, Ops: []uint64{r.Op},
+			Detail: fmt.Sprintf("client %s request %d got a SendMessages reply without one confirmation (%d bytes)", done.ClientID, done.Request, len(body))})
+		return
+	}
+	base := binary.LittleEndian.Uint64(body[16:])
+	for _, s := range commits {
+		if s.op == r.Op && s.base == base {
+			return
+		}
+	}
+	c.fail(Violation{Name: LostWrite, Ops: []uint64{r.Op},
+		Detail: fmt.Sprintf("client %s request %d was acknowledged at op %d offset %d, which no commit of its send holds (%d commits)",
+			done.ClientID, done.Request, r.Op, base, len(commits))})
+}
+
+// partitionsCrashed: a restarted replica commits every partition log again
+// from op 1 (its memory journals are gone).
+func (c *Checker) partitionsCrashed(r uint8) {
+	for _, g := range c.partitionOrder {
+		c.partitions[g].next[r] = 1
+	}
+}
+
+// PartitionMessages returns the messages committed on every partition
+// group, summed.
+func (c *Checker) PartitionMessages() uint64 {
+	total := uint64(0)
+	for _, g := range c.partitionOrder {
+		for _, op := range c.partitions[g].canon {
+			total += op.count
+		}
+	}
+	return total
+}

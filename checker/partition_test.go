@@ -1,0 +1,267 @@
+package checker_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"testing"
+
+	"github.com/iggy-vopr/vopr/checker"
+	"github.com/iggy-vopr/vopr/replica"
+	"github.com/iggy-vopr/vopr/replica/vsr"
+	"github.com/iggy-vopr/vopr/replica/wire"
+	"github.com/iggy-vopr/vopr/workload"
+)
+
+// Partition-plane histories, fed to the checker by hand: sends invoked,
+// their prepares committed by replicas of one group, replies completed.
+// Each test breaks one invariant; its correct twin must pass.
+
+const testGroup uint64 = 7
+
+type partitionHistory struct {
+	t       *testing.T
+	c       *checker.Checker
+	nowNs   int64
+	headers []wire.Header // the group's log as built, op k at k-1
+	offset  uint64
+}
+
+func newPartitionHistory(t *testing.T) *partitionHistory {
+	return &partitionHistory{t: t, c: checker.New(3)}
+}
+
+func (h *partitionHistory) tick() int64 { h.nowNs += 1000; return h.nowNs }
+
+// batchOf is a producer's batch of messages with the given ids.
+func batchOf(ids ...uint64) []byte {
+	msgs := make([]wire.Message, len(ids))
+	for i, id := range ids {
+		msgs[i] = wire.Message{ID: wire.U128{Lo: id}, OffsetDelta: uint32(i), Payload: []byte(fmt.Sprintf("payload %d", id))}
+	}
+	return wire.EncodeBatch(wire.BatchHeader{OriginTimestamp: 5}, msgs)
+}
+
+// sendBody wraps a batch in a SendMessages request body (a numeric stream
+// and topic, partition 0).
+func sendBody(batch []byte) []byte {
+	prefix := []byte{1, 4, 1, 0, 0, 0, 1, 4, 2, 0, 0, 0, 2, 4, 0, 0, 0, 0}
+	prefix = binary.LittleEndian.AppendUint32(prefix, binary.LittleEndian.Uint32(batch[48:]))
+	b := binary.LittleEndian.AppendUint32(nil, uint32(len(prefix)))
+	return append(append(b, prefix...), batch...)
+}
+
+// invoke records client 1's request req sending batch.
+func (h *partitionHistory) invoke(req uint64, batch []byte) {
+	h.c.Invoke(workload.Invocation{Client: 0, ClientID: wire.U128{Lo: 1}, Session: 1, Request: req,
+		Operation: wire.OperationSendMessages, Body: sendBody(batch), AtNs: h.tick()})
+}
+
+// prepare builds the next op of the group: request req's batch stamped at
+// offset base with the prepare's timestamp (unless stampTs differs).
+func (h *partitionHistory) prepare(req uint64, batch []byte, base uint64, stampTs uint64) (wire.Header, []byte) {
+	op := uint64(len(h.headers)) + 1
+	var parent wire.U128
+	if op > 1 {
+		parent = h.headers[op-2].Checksum()
+	}
+	ts := 1000 + op
+	if stampTs == 0 {
+		stampTs = ts
+	}
+	body := append([]byte(nil), batch...)
+	wire.StampBatch(body, 0, base, stampTs)
+	x := wire.PrepareHeader{Prefix: wire.Prefix{Cluster: wire.ClusterID("c"), Command: wire.CommandPrepare},
+		Client: wire.U128{Lo: 1}, Parent: parent, Op: op, Timestamp: ts, Request: req,
+		Operation: wire.OperationSendMessages, Group: testGroup}
+	frame := wire.BuildFrame(&x, body)
+	hd := *wire.HeaderOf(frame)
+	h.headers = append(h.headers, hd)
+	return hd, frame[wire.HeaderSize:]
+}
+
+func (h *partitionHistory) commit(r uint8, hd wire.Header, body []byte) {
+	var p wire.PrepareHeader
+	p.Decode(&hd)
+	h.c.Replica(h.tick(), replica.Event{Kind: replica.EventGroup, Replica: r,
+		Group: vsr.Event{Kind: vsr.EventCommitted, Group: testGroup, Replica: r, Op: p.Op, Header: hd, Body: body}})
+}
+
+func (h *partitionHistory) commitAll(hd wire.Header, body []byte) {
+	for r := range uint8(3) {
+		h.commit(r, hd, body)
+	}
+}
+
+// reply completes request req with a reply of op confirming base.
+func (h *partitionHistory) reply(req, op, base uint64) {
+	body := binary.LittleEndian.AppendUint32(nil, 1)
+	body = append(body, make([]byte, 12)...)
+	body = binary.LittleEndian.AppendUint64(body, base)
+	x := wire.ReplyHeader{Client: wire.U128{Lo: 1}, Op: op, Commit: op, Request: req, Operation: wire.OperationSendMessages}
+	h.c.Complete(workload.Completion{Client: 0, ClientID: wire.U128{Lo: 1}, Request: req, Kind: workload.Replied,
+		Frame: wire.BuildFrame(&x, body), AtNs: h.tick()})
+}
+
+func (h *partitionHistory) want(name string) {
+	h.t.Helper()
+	v := h.c.Violation()
+	switch {
+	case name == "" && v != nil:
+		h.t.Fatalf("a correct history failed: %v", v)
+	case name != "" && v == nil:
+		h.t.Fatalf("no violation, want %q", name)
+	case name != "" && v.Name != name:
+		h.t.Fatalf("violation %q (%v), want %q", v.Name, v, name)
+	}
+}
+
+// TestPartitionHealthyHistoryPasses: sends committed everywhere at
+// consecutive offsets and acknowledged at them pass; the checker counts
+// their messages.
+func TestPartitionHealthyHistoryPasses(t *testing.T) {
+	h := newPartitionHistory(t)
+	h.invoke(1, batchOf(1, 2, 3))
+	h.invoke(2, batchOf(4))
+	a, ab := h.prepare(1, batchOf(1, 2, 3), 0, 0)
+	b, bb := h.prepare(2, batchOf(4), 3, 0)
+	h.commitAll(a, ab)
+	h.commitAll(b, bb)
+	h.reply(1, 1, 0)
+	h.reply(2, 2, 3)
+	h.want("")
+	if got := h.c.PartitionMessages(); got != 4 {
+		t.Fatalf("%d messages counted, want 4", got)
+	}
+}
+
+func TestPartitionInconsistentOffsets(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		base    uint64
+		stampTs uint64
+		want    string
+	}{
+		{"at the next offset", 2, 0, ""},
+		{"a gap in the offsets", 3, 0, checker.InconsistentOffsets},
+		{"an offset minted again", 1, 0, checker.InconsistentOffsets},
+		{"another timestamp than the prepare's", 2, 77, checker.InconsistentOffsets},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newPartitionHistory(t)
+			h.invoke(1, batchOf(1, 2))
+			h.invoke(2, batchOf(3))
+			a, ab := h.prepare(1, batchOf(1, 2), 0, 0)
+			b, bb := h.prepare(2, batchOf(3), tc.base, tc.stampTs)
+			h.commitAll(a, ab)
+			h.commit(0, b, bb)
+			h.want(tc.want)
+		})
+	}
+}
+
+func TestPartitionCorruptBatch(t *testing.T) {
+	for _, bad := range []bool{false, true} {
+		h := newPartitionHistory(t)
+		h.invoke(1, batchOf(1, 2))
+		a, ab := h.prepare(1, batchOf(1, 2), 0, 0)
+		if bad {
+			ab = append([]byte(nil), ab...)
+			ab[len(ab)-1] ^= 1 // a payload byte rots: its message checksum fails
+		}
+		h.commit(1, a, ab)
+		h.want(map[bool]string{true: checker.CorruptBatch}[bad])
+	}
+}
+
+func TestPartitionPhantomBatch(t *testing.T) {
+	for _, bad := range []bool{false, true} {
+		h := newPartitionHistory(t)
+		h.invoke(1, batchOf(1, 2))
+		committed := batchOf(1, 2)
+		if bad {
+			committed = batchOf(1, 9) // not the messages request 1 sent
+		}
+		a, ab := h.prepare(1, committed, 0, 0)
+		h.commit(0, a, ab)
+		h.want(map[bool]string{true: checker.PhantomCommit}[bad])
+	}
+}
+
+// TestPartitionDuplicate: a retried send may commit twice (at-least-once);
+// a message id committed again by another send is a duplicate.
+func TestPartitionDuplicate(t *testing.T) {
+	for _, bad := range []bool{false, true} {
+		h := newPartitionHistory(t)
+		h.invoke(1, batchOf(1, 2))
+		a, ab := h.prepare(1, batchOf(1, 2), 0, 0)
+		h.commitAll(a, ab)
+		retry, rb := h.prepare(1, batchOf(1, 2), 2, 0) // the same request again: a retry
+		h.commitAll(retry, rb)
+		h.want("")
+		if bad {
+			h.invoke(2, batchOf(3, 1))
+			b, bb := h.prepare(2, batchOf(3, 1), 4, 0)
+			h.commit(2, b, bb)
+			h.want(checker.DuplicateMessage)
+		}
+	}
+}
+
+func TestPartitionLostWrite(t *testing.T) {
+	for _, bad := range []bool{false, true} {
+		h := newPartitionHistory(t)
+		h.invoke(1, batchOf(1, 2))
+		h.invoke(2, batchOf(3))
+		a, ab := h.prepare(1, batchOf(1, 2), 0, 0)
+		b, bb := h.prepare(2, batchOf(3), 2, 0)
+		h.commitAll(a, ab)
+		h.commitAll(b, bb)
+		if bad {
+			h.reply(2, 2, 0) // acknowledged at an offset its batch does not hold
+			h.want(checker.LostWrite)
+			continue
+		}
+		h.reply(2, 2, 2)
+		h.want("")
+	}
+}
+
+func TestPartitionDivergentAndReplacedCommits(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		restart bool
+		want    string
+	}{
+		{"another replica commits another prepare at the op", false, checker.DivergentCommit},
+		{"a restarted replica commits another prepare at an op it committed", true, checker.CommittedOpReplaced},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newPartitionHistory(t)
+			h.invoke(1, batchOf(1))
+			h.invoke(2, batchOf(2))
+			a, ab := h.prepare(1, batchOf(1), 0, 0)
+			h.commit(0, a, ab)
+			h.commit(1, a, ab)
+			h.headers = h.headers[:0]
+			other, ob := h.prepare(2, batchOf(2), 0, 0) // op 1 again, another prepare
+			r := uint8(2)
+			if tc.restart {
+				r = 1
+				h.c.Crashed(1)
+			}
+			h.commit(r, other, ob)
+			h.want(tc.want)
+		})
+	}
+}
+
+func TestPartitionLogGap(t *testing.T) {
+	h := newPartitionHistory(t)
+	h.invoke(1, batchOf(1))
+	h.invoke(2, batchOf(2))
+	a, ab := h.prepare(1, batchOf(1), 0, 0)
+	b, bb := h.prepare(2, batchOf(2), 1, 0)
+	h.commit(0, a, ab)
+	h.commit(1, b, bb) // replica 1 skips op 1
+	h.want(checker.LogGap)
+}

@@ -1,0 +1,134 @@
+package partition
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/iggy-vopr/vopr/replica/wire"
+)
+
+// Journal is what a Plane reads of its group's journal: the prepares above
+// the committed prefix, for the next offset at the head.
+type Journal interface {
+	Frame(op uint64) ([]byte, bool)
+}
+
+// Plane is one partition's state on one replica: the committed batches and
+// the offset the next append mints. It is the group's vsr.Plane (the
+// primary's stamp at journal append, a backup's check before it journals)
+// and, through Apply, its state machine.
+//
+// Offsets follow the log: the next offset after op k is the base_offset
+// plus message_count of the last SendMessages at or below k, so a primary
+// that stamps op k+1 reads it from the journal down to the committed
+// prefix, where Committed takes over. Nothing is cached above the
+// committed prefix: a view change that replaces uncommitted ops replaces
+// what they stamped with them.
+type Plane struct {
+	partitionID uint64
+	journal     Journal
+	commitMin   func() uint64
+
+	// committed holds every committed batch, in offset order (until
+	// segment logs land, in memory).
+	committed [][]byte
+	next      uint64 // the offset the next committed batch must start at
+	messages  uint64 // messages committed
+}
+
+// NewPlane returns the empty state of a partition whose batches carry
+// partitionID, reading its group's journal and commit_min.
+func NewPlane(partitionID uint64, journal Journal, commitMin func() uint64) *Plane {
+	if journal == nil || commitMin == nil {
+		panic("partition: a plane needs its journal and commit_min")
+	}
+	return &Plane{partitionID: partitionID, journal: journal, commitMin: commitMin}
+}
+
+// PartitionID returns the partition id the plane's batches carry.
+func (p *Plane) PartitionID() uint64 { return p.partitionID }
+
+// NextOffset returns the committed frontier: the offset the next committed
+// batch starts at (the visible offset's successor).
+func (p *Plane) NextOffset() uint64 { return p.next }
+
+// Messages returns the number of messages committed.
+func (p *Plane) Messages() uint64 { return p.messages }
+
+// Batches returns the committed batches, in offset order (read-only).
+func (p *Plane) Batches() [][]byte { return p.committed }
+
+// nextAfter returns the offset the append after op mints, reading the
+// journal down to the committed prefix; false when a prepare on the way is
+// missing (a primary repairing after a view change: it cannot stamp yet).
+func (p *Plane) nextAfter(op uint64) (uint64, bool) {
+	floor := p.commitMin()
+	for o := op; o > floor; o-- {
+		f, ok := p.journal.Frame(o)
+		if !ok {
+			return 0, false
+		}
+		var h wire.PrepareHeader
+		h.Decode(wire.HeaderOf(f))
+		if h.Operation == wire.OperationSendMessages {
+			return NextOffset(f[wire.HeaderSize:]), true
+		}
+	}
+	return p.next, true
+}
+
+// Stamp implements vsr.Plane: a SendMessages body (the producer's batch,
+// verified at admission) is stamped at the next offset after the head and
+// the prepare's timestamp.
+func (p *Plane) Stamp(x *wire.PrepareHeader, body []byte) ([]byte, bool) {
+	if x.Operation != wire.OperationSendMessages {
+		return body, true
+	}
+	next, ok := p.nextAfter(x.Op - 1)
+	if !ok {
+		return nil, false
+	}
+	return Stamp(body, p.partitionID, next, x.Timestamp), true
+}
+
+// Admit implements vsr.Plane: a backup journals a SendMessages prepare only
+// if its batch verifies in full and is stamped at this replica's own next
+// offset after its head and the prepare's timestamp.
+func (p *Plane) Admit(frame []byte) bool {
+	var x wire.PrepareHeader
+	x.Decode(wire.HeaderOf(frame))
+	if x.Operation != wire.OperationSendMessages {
+		return x.Operation.IsPartition()
+	}
+	next, ok := p.nextAfter(x.Op - 1)
+	return ok && CheckStamp(frame[wire.HeaderSize:], p.partitionID, next, x.Timestamp) == nil
+}
+
+// Apply applies a committed prepare and returns its reply body. A batch
+// that does not start at the committed frontier, or does not verify, means
+// this replica's log diverged: it panics, as Iggy's commit path does
+// ("replica is divergent").
+func (p *Plane) Apply(x *wire.PrepareHeader, body []byte, stream, topic uint32) []byte {
+	switch x.Operation {
+	case wire.OperationSendMessages:
+		if err := CheckStamp(body, p.partitionID, p.next, x.Timestamp); err != nil {
+			panic(fmt.Sprintf("partition: replica is divergent: committed op %d: %v", x.Op, err))
+		}
+		h, _ := wire.ReadBatchHeader(body)
+		p.committed = append(p.committed, append([]byte(nil), body...))
+		p.next += uint64(h.MessageCount)
+		p.messages += uint64(h.MessageCount)
+		return SendMessagesReply(stream, topic, uint32(p.partitionID), h.BaseOffset)
+	}
+	panic(fmt.Sprintf("partition: committed op %d has operation %v", x.Op, x.Operation))
+}
+
+// SendMessagesReply is the body of a SendMessages reply (client-ops.md
+// 5.25, not result-framed): one confirmation.
+func SendMessagesReply(stream, topic, partition uint32, baseOffset uint64) []byte {
+	b := binary.LittleEndian.AppendUint32(nil, 1)
+	b = binary.LittleEndian.AppendUint32(b, stream)
+	b = binary.LittleEndian.AppendUint32(b, topic)
+	b = binary.LittleEndian.AppendUint32(b, partition)
+	return binary.LittleEndian.AppendUint64(b, baseOffset)
+}
