@@ -211,7 +211,7 @@ func correctHistory(t *rapid.T) *correctWorld {
 	nc := rapid.IntRange(1, 4).Draw(t, "clients")
 	seed := rapid.Uint64().Draw(t, "seed")
 	f := newFake(t, n)
-	w := &correctWorld{f: f, mix: workload.NewMix(rand.New(rand.NewPCG(seed, 1)))}
+	w := &correctWorld{f: f, mix: workload.NewMix(rand.New(rand.NewPCG(seed, 1)), false)}
 	f.status(0, vsr.StatusNormal, 0)
 	for i := range nc {
 		w.clients = append(w.clients, &rclient{cl: f.client(i)})

@@ -52,6 +52,10 @@ type partitionHost struct {
 	now   uint64
 	due   []dueEntry
 	dirty []*partitionGroup
+
+	// amnesiac counts the groups that lost their memory journal at the
+	// restart and have not caught up since (vsr.Group.Amnesiac).
+	amnesiac int
 }
 
 type dueEntry struct {
@@ -71,6 +75,7 @@ type partitionGroup struct {
 	scheduled    uint64 // the tick of its valid heap entry
 	hasScheduled bool
 	isDirty      bool
+	amnesiac     bool // counted in partitionHost.amnesiac
 }
 
 // laterMax bounds the completions one drain may run (each journal append of
@@ -263,14 +268,22 @@ func (h *partitionHost) build(ref metadata.PartitionRef) *partitionGroup {
 		Rand:       h.r.env.Rand,
 		RealtimeUs: h.r.env.RealtimeUs,
 		Plane:      g.plane,
-	}, vsr.Recovered{State: state, Head: 0, Fresh: h.freshBoot && !recovered, Tick: h.now,
-		// After a restart the memory journal is empty, whatever the group
-		// held before: it rejoins quorum-invisible until caught up.
-		Amnesiac: !h.freshBoot})
+	}, vsr.Recovered{State: state, Head: 0, Tick: h.now,
+		// A group acts only once its first state is durable (Unwritten), so
+		// a group without a state here never acted here: it starts Normal
+		// in view 0, like a group every replica just built (a later view
+		// reaches it by the protocol). A group with a state may have
+		// acknowledged ops its lost memory journal held: it rejoins
+		// quorum-invisible until caught up.
+		Fresh: !recovered, Unwritten: !recovered, Amnesiac: recovered})
 	h.groups[ref.Group] = g
 	if !g.isDirty {
 		g.isDirty = true
 		h.dirty = append(h.dirty, g)
+	}
+	if g.group.Amnesiac() {
+		g.amnesiac = true
+		h.amnesiac++
 	}
 	h.r.env.Sink.Event(Event{Kind: EventPartitionBuilt, Replica: h.r.cfg.Replica, PartitionGroup: ref.Group})
 	if recovered {
@@ -327,8 +340,17 @@ func (h *partitionHost) slotFor(group uint64) (slot int, dead, ok bool) {
 func (h *partitionHost) drop(g *partitionGroup) {
 	delete(h.groups, g.ref.Group)
 	h.slots[g.slot] = 0
+	h.caughtUp(g)
 	g.journal.dropped = true
 	h.r.probe("partition plane: group dropped: its partition was deleted")
+}
+
+// caughtUp uncounts a group that is no longer amnesiac (or is gone).
+func (h *partitionHost) caughtUp(g *partitionGroup) {
+	if g.amnesiac {
+		g.amnesiac = false
+		h.amnesiac--
+	}
 }
 
 // tick advances the host by one tick and ticks the groups with a timer due
@@ -508,6 +530,9 @@ type partitionSink struct {
 
 func (s partitionSink) Event(e vsr.Event) {
 	if e.Kind == vsr.EventProbe {
+		if g := s.h.groups[s.group]; g != nil && g.amnesiac && !g.group.Amnesiac() {
+			s.h.caughtUp(g)
+		}
 		e.Probe = "partition plane: " + e.Probe
 	}
 	s.h.r.env.Sink.Event(Event{Kind: EventGroup, Replica: s.h.r.cfg.Replica, Group: e})

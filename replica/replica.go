@@ -142,6 +142,11 @@ func (r *Replica) PartitionPlane(id uint64) (*partition.Plane, bool) {
 	return g.plane, true
 }
 
+// PartitionMemoryLost reports whether some partition group of the replica
+// lost its memory journal at the last restart and has not caught up since
+// (the simulator bounds how many replicas may be so at once).
+func (r *Replica) PartitionMemoryLost() bool { return r.parts.amnesiac > 0 }
+
 // PartitionGroups returns the ids of the partition groups the replica runs,
 // ascending.
 func (r *Replica) PartitionGroups() []uint64 {

@@ -38,6 +38,9 @@ type ClusterOptions struct {
 	// RotationWindow gives the replicas the old and new shared secrets in
 	// both orders, as in the middle of a key rotation (needs Auth).
 	RotationWindow bool
+	// Sends lets the workload mix send messages to the partitions it
+	// creates.
+	Sends bool
 }
 
 // DefaultClusterOptions is a fault-free cluster with the simulation profile.
@@ -118,7 +121,7 @@ func NewCluster(o ClusterOptions) *Cluster {
 	}
 	var mix *workload.Mix
 	if o.Requests > 0 {
-		mix = workload.NewMix(c.Streams.Stream("workload.mix"))
+		mix = workload.NewMix(c.Streams.Stream("workload.mix"), o.Sends)
 	}
 	for i := range o.Clients {
 		requests := o.Requests / o.Clients
@@ -239,6 +242,9 @@ type ReplicaNode struct {
 	held        []func() // what happened while paused, in order
 	incarnation int
 	conns       map[network.ConnID]connKind // only looked up, never iterated
+	// memoryLost: the process died since it last had every partition
+	// group's memory (vopr.withoutMemory clears it).
+	memoryLost bool
 }
 
 // ID returns the replica id.
@@ -322,6 +328,7 @@ func (n *ReplicaNode) Freeze() {
 	n.paused = false
 	n.held = nil
 	n.incarnation++
+	n.memoryLost = true
 	n.rep = nil
 	if n.ticker != nil {
 		n.ticker.Pause()

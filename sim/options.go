@@ -67,6 +67,16 @@ type Options struct {
 
 	// Targeted nemeses.
 	Rollback bool // the rollback nemesis drives the partitions (rollback.go); needs PartitionMode none, 3 replicas or more to act
+
+	// The partition planes. MemoryLossBounded: at most f = n - q_vc
+	// replicas are without partition memory at once (down, or restarted
+	// with a partition group not caught up): a crash that would exceed it
+	// waits until one has caught up, and so does the liveness phase's
+	// freeze. Sends: the workload sends messages to the partitions it
+	// creates; it needs the bound, until the losses beyond it are reported
+	// by name (issue 11 item 7) instead of failing the run.
+	MemoryLossBounded bool
+	Sends             bool
 }
 
 // Swarm draws every knob from the seed, so different seeds explore
@@ -142,6 +152,13 @@ func Swarm(seed uint64) Options {
 	if r.IntN(3) == 0 && o.Replicas >= 3 {
 		o.Rollback, o.PartitionMode = true, network.PartitionNone
 	}
+	// After it: two thirds of the seeds with three replicas or more bound
+	// the replicas without partition memory at f, and most of those send
+	// messages; the rest, and every one- or two-replica world (where f is
+	// 0), crash freely and keep the metadata plane's coverage of whole-
+	// cluster crashes.
+	o.MemoryLossBounded = o.Replicas >= 3 && r.IntN(3) > 0
+	o.Sends = o.MemoryLossBounded && r.IntN(6) > 0
 	return o
 }
 
@@ -226,6 +243,8 @@ func (o *Options) Check() error {
 		return fmt.Errorf("the rollback nemesis drives the partitions: partition mode must be none, not %s", partitionModeName(o.PartitionMode))
 	case o.CrashTornProbability+o.CrashLostProbability > 1:
 		return fmt.Errorf("crash torn + lost probabilities above 1")
+	case o.Sends && !o.MemoryLossBounded:
+		return fmt.Errorf("sends need memory-loss-bounded: losses beyond the bound are not reported by name yet, they would fail the run")
 	}
 	for _, p := range []struct {
 		name string
@@ -277,6 +296,7 @@ func (o *Options) Fields() []Field {
 		{"auth", strconv.FormatBool(o.Auth)}, {"rotation", strconv.FormatBool(o.RotationWindow)},
 		{"repair-any-peer", strconv.FormatBool(o.RepairAnyPeer)},
 		{"rollback", strconv.FormatBool(o.Rollback)},
+		{"memory-loss-bounded", strconv.FormatBool(o.MemoryLossBounded)}, {"sends", strconv.FormatBool(o.Sends)},
 	}
 }
 

@@ -103,6 +103,7 @@ type Result struct {
 	Commits       uint64 // highest op committed
 	ViewChanges   uint64 // views started on the metadata plane
 	Groups        uint64 // partition groups created (built by any replica)
+	Messages      uint64 // messages committed on the partition planes
 	Crashes       uint64
 	CrashesMidIO  uint64 // crashes while the replica's device had I/O in flight
 	Restarts      uint64
@@ -139,6 +140,7 @@ func (r *Result) Summary() string {
 		fmt.Sprintf("commits=%d", r.Commits),
 		fmt.Sprintf("view_changes=%d", r.ViewChanges),
 		fmt.Sprintf("groups=%d", r.Groups),
+		fmt.Sprintf("messages=%d", r.Messages),
 		fmt.Sprintf("crashes=%d", r.Crashes),
 		fmt.Sprintf("restarts=%d", r.Restarts),
 		fmt.Sprintf("partitions=%d", r.Partitions),

@@ -27,7 +27,7 @@ func faultyTraceOptions(seed uint64) Options {
 	return o
 }
 
-const faultyTraceSeed = 5
+const faultyTraceSeed = 8
 
 // The trace carries every event of a run, not only the replicas': each
 // kind below must appear in a short faulty seed, with the fields that say

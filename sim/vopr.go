@@ -20,6 +20,7 @@ import (
 func clusterOptions(o Options) ClusterOptions {
 	c := DefaultClusterOptions(o.Seed, o.Replicas, o.Clients)
 	c.Requests = o.Requests
+	c.Sends = o.Sends
 	c.Auth, c.RotationWindow = o.Auth, o.RotationWindow
 	c.Profile.RepairAnyPeer = o.RepairAnyPeer
 	c.ClockOffsetMaxNs, c.ClockDriftMaxPPB = o.ClockOffsetMaxNs, o.ClockDriftMaxPPB
@@ -162,6 +163,10 @@ func (v *vopr) Fire(nowNs int64, _ uint64) (string, int32, uint64) {
 				p *= v.o.CrashIOFactor
 			}
 			if v.chaos.Float64() < p {
+				if v.memoryLossBeyondBound(n) {
+					v.res.Probes["crash deferred: the memory-loss bound"]++
+					continue
+				}
 				if midIO {
 					v.res.CrashesMidIO++
 				}
@@ -181,6 +186,40 @@ func (v *vopr) Fire(nowNs int64, _ uint64) (string, int32, uint64) {
 		}
 	}
 	return "", 0, 0
+}
+
+// memoryLossBeyondBound reports whether crashing n would leave more than f
+// replicas without partition memory at once (Options.MemoryLossBounded).
+func (v *vopr) memoryLossBeyondBound(n *ReplicaNode) bool {
+	if !v.o.MemoryLossBounded || v.withoutMemory(n) {
+		return false
+	}
+	lost := 0
+	for _, m := range v.c.Replicas {
+		if m != n && v.withoutMemory(m) {
+			lost++
+		}
+	}
+	return lost+1 > v.o.Replicas-vsr.QuorumViewChange(v.o.Replicas)
+}
+
+// withoutMemory: the replica is down or booting, or it restarted and has
+// not yet caught up: its metadata replay (which rebuilds its partition
+// groups, each amnesiac) has not reached what the cluster committed, or a
+// partition group of it lost its memory journal and has not caught up.
+func (v *vopr) withoutMemory(n *ReplicaNode) bool {
+	r := n.Replica()
+	if !n.Up() || r == nil {
+		return true
+	}
+	if n.memoryLost {
+		g := r.Metadata()
+		if g.Status() != vsr.StatusNormal || g.CommitMin() < v.c.Checker.Committed() || r.PartitionMemoryLost() {
+			return true
+		}
+		n.memoryLost = false
+	}
+	return r.PartitionMemoryLost()
 }
 
 func (v *vopr) drawTicks(mean int) int64 {
@@ -269,6 +308,9 @@ func (v *vopr) liveness() {
 		heal = append(heal, cl.node)
 	}
 	c.Net.FaultsOff()
+	if v.o.MemoryLossBounded {
+		v.catchUpBeforeFreeze()
+	}
 	c.Net.Heal(heal)
 	for i, rn := range c.Replicas {
 		if !v.core[i] {
@@ -423,6 +465,44 @@ func (s *settling) observe(tick int, converged bool, view, maxView uint32) settl
 // heartbeats changes view within any 750 ticks; three of them (2250 ticks,
 // 22.5 s) leave room for a view change already under way at convergence,
 // and cost little, since the core is idle by then.
+// catchUpBeforeFreeze defers the liveness phase's freeze, a crash of every
+// replica outside the core, while it would exceed the memory-loss bound:
+// every replica is healed and restarted, and the phase waits until none is
+// without partition memory (or half its budget is spent), so the core does
+// not start with its partition groups' only memory frozen outside it.
+func (v *vopr) catchUpBeforeFreeze() {
+	all := []network.NodeID{}
+	for _, rn := range v.c.Replicas {
+		all = append(all, network.NodeID(rn.ID()))
+		rn.Device().FaultsOff()
+		if rn.Paused() {
+			rn.Resume()
+		}
+		if !rn.Up() {
+			v.tr.process("restart", rn.ID(), false, "liveness", 0)
+			rn.Restart()
+		}
+	}
+	v.c.Net.Heal(all)
+	for tick := 0; tick < v.o.LivenessTicksMax/2; tick++ {
+		caught := true
+		for _, rn := range v.c.Replicas {
+			if v.withoutMemory(rn) {
+				caught = false
+				break
+			}
+		}
+		if caught {
+			return
+		}
+		v.runTick()
+		if v.violated() {
+			return
+		}
+	}
+	v.res.Probes["liveness: froze replicas before every partition group caught up"]++
+}
+
 func (v *vopr) settleTicks() int {
 	t := v.c.Options.Profile.Timeouts.NormalHeartbeatTicks
 	return 3 * (t + t/2)
@@ -595,6 +675,7 @@ func (v *vopr) finish() {
 	r.Ticks = uint64(c.Loop.Now() / kernel.TickNs)
 	r.Requests = c.Requests
 	r.Commits = c.Checker.Committed()
+	r.Messages = c.Checker.PartitionMessages()
 	r.Crashes, r.Restarts = c.Crashes, c.Restarts
 	ns := c.Net.Stats()
 	// A reset because a replica went down is a consequence of the crash,

@@ -291,7 +291,7 @@ func TestHistoryOverAScriptedWorld(t *testing.T) {
 	for _, tc := range cases {
 		world := rand.New(rand.NewPCG(tc.seed, 0x3041d))
 		g := newRig(t, workload.Config{Index: int(tc.seed), Replicas: tc.replicas, Requests: tc.requests, TimeoutTicks: 6,
-			Rand: rand.New(rand.NewPCG(tc.seed, 1)), Mix: workload.NewMix(rand.New(rand.NewPCG(tc.seed, 2)))})
+			Rand: rand.New(rand.NewPCG(tc.seed, 1)), Mix: workload.NewMix(rand.New(rand.NewPCG(tc.seed, 2)), false)})
 		var (
 			resolved = map[workload.ConnID]bool{} // dials connected or refused (looked up only)
 			answered = 0                          // sends the world has looked at

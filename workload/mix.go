@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/iggy-vopr/vopr/replica/metadata"
+	"github.com/iggy-vopr/vopr/replica/partition"
 	"github.com/iggy-vopr/vopr/replica/wire"
 )
 
@@ -21,12 +22,32 @@ type Op struct {
 // outcomes).
 type Mix struct {
 	rng     *rand.Rand
-	weights [7]int
+	weights [8]int
 	names   int // stream and topic names per pool
+	// Sends (weights[7]): batches of 1..batchMax messages with payloads of
+	// up to payloadMax bytes, user headers in some; every message id is
+	// unique (nextID), so the checker can tell a retry's duplicate from a
+	// lost or reordered one.
+	batchMax   int
+	payloadMax int
+	headers    bool
+	nextID     uint64
+	sends      bool
 }
 
-// NewMix draws a mix's weights (some operations may be off) from rng.
-func NewMix(rng *rand.Rand) *Mix {
+// The hot stream and topic sends go to (names of the pools).
+const (
+	hotStream = "wl-s-0"
+	hotTopic  = "wl-t-0"
+)
+
+// hot reports whether a create or a send goes to the hot names: a third of
+// the creates and two thirds of the sends, when the mix sends.
+func (m *Mix) hot(outOf int) bool { return m.sends && m.rng.IntN(3) < outOf }
+
+// NewMix draws a mix's weights (some operations may be off) from rng; sends
+// says whether SendMessages is among them.
+func NewMix(rng *rand.Rand, sends bool) *Mix {
 	m := &Mix{rng: rng, names: 3 + rng.IntN(6)}
 	for i := range m.weights {
 		if rng.IntN(5) > 0 {
@@ -34,6 +55,19 @@ func NewMix(rng *rand.Rand) *Mix {
 		}
 	}
 	m.weights[0] = max(m.weights[0], 10) // always create streams, or nothing else succeeds
+	if !sends {
+		m.weights[7] = 0
+	} else {
+		// A producer needs a topic with partitions: sends go mostly to one
+		// hot stream and topic, which creates name often (with partitions)
+		// and deletes still hit, so groups are built, written and dropped.
+		m.weights[7] = max(m.weights[7], 20)
+		m.weights[3] = max(m.weights[3], 10)
+	}
+	m.sends = sends
+	m.batchMax = 1 + rng.IntN(16)
+	m.payloadMax = rng.IntN(65)
+	m.headers = rng.IntN(3) == 0
 	return m
 }
 
@@ -54,12 +88,19 @@ func (m *Mix) Next() Op {
 	stream := m.stream()
 	switch kind {
 	case 0:
+		if m.hot(1) {
+			return Op{wire.OperationCreateStream, metadata.CreateStream{Name: hotStream}.Encode()}
+		}
 		return Op{wire.OperationCreateStream, metadata.CreateStream{Name: m.streamName()}.Encode()}
 	case 1:
 		return Op{wire.OperationUpdateStream, metadata.UpdateStream{Stream: stream, Name: m.streamName()}.Encode()}
 	case 2:
 		return Op{wire.OperationDeleteStream, metadata.DeleteStream{Stream: stream}.Encode()}
 	case 3:
+		if m.hot(1) {
+			return Op{wire.OperationCreateTopic, metadata.CreateTopic{Stream: metadata.Named(hotStream),
+				PartitionsCount: uint32(1 + m.rng.IntN(4)), Name: hotTopic}.Encode()}
+		}
 		return Op{wire.OperationCreateTopic, metadata.CreateTopic{Stream: stream, PartitionsCount: uint32(m.rng.IntN(4)),
 			Name: m.topicName()}.Encode()}
 	case 4:
@@ -67,10 +108,46 @@ func (m *Mix) Next() Op {
 	case 5:
 		return Op{wire.OperationCreatePartitions, metadata.CreatePartitions{Stream: stream, Topic: m.topic(),
 			PartitionsCount: uint32(1 + m.rng.IntN(4))}.Encode()}
+	case 7:
+		return m.send(stream)
 	default:
 		return Op{wire.OperationDeletePartitions, metadata.DeletePartitions{Stream: stream, Topic: m.topic(),
 			PartitionsCount: uint32(1 + m.rng.IntN(3))}.Encode()}
 	}
+}
+
+// send draws a SendMessages: a topic of the pool, a partitioning (mostly a
+// partition id, since a topic has a few), and a batch of fresh messages.
+func (m *Mix) send(stream metadata.Identifier) Op {
+	var p partition.Partitioning
+	switch k := m.rng.IntN(8); {
+	case k < 6:
+		p = partition.Partitioning{Kind: partition.PartitionID, Partition: uint32(m.rng.IntN(4))}
+	case k == 6:
+		p = partition.Partitioning{Kind: partition.Balanced}
+	default:
+		p = partition.Partitioning{Kind: partition.MessagesKey, Key: []byte(fmt.Sprintf("key-%d", m.rng.IntN(16)))}
+	}
+	msgs := make([]wire.Message, 1+m.rng.IntN(m.batchMax))
+	for i := range msgs {
+		m.nextID++
+		payload := make([]byte, m.rng.IntN(m.payloadMax+1))
+		for j := range payload {
+			payload[j] = byte(m.rng.Uint32())
+		}
+		msgs[i] = wire.Message{ID: wire.U128{Hi: 0x5e4d, Lo: m.nextID}, OffsetDelta: uint32(i),
+			TimestampDelta: uint32(i), Payload: payload}
+		if m.headers && m.rng.IntN(2) == 0 {
+			msgs[i].UserHeaders = []byte(fmt.Sprintf("h%d", m.nextID))
+		}
+	}
+	batch := wire.EncodeBatch(wire.BatchHeader{OriginTimestamp: 1}, msgs)
+	topic := m.topic()
+	if m.hot(2) {
+		stream, topic = metadata.Named(hotStream), metadata.Named(hotTopic)
+	}
+	return Op{wire.OperationSendMessages, partition.EncodeSendMessages(partition.SendMessages{Stream: stream,
+		Topic: topic, Partitioning: p, Batch: batch})}
 }
 
 func (m *Mix) streamName() string { return fmt.Sprintf("wl-s-%d", m.rng.IntN(m.names)) }

@@ -260,6 +260,8 @@ func TestKnobOverrides(t *testing.T) {
 				want.PartitionMode = network.PartitionNone // the nemesis takes the partitions
 			case k.name == "partition-mode" && want.Rollback:
 				want.Rollback = false // an explicit partition mode takes them back
+			case k.name == "sends":
+				want.MemoryLossBounded = true // sends need the bound
 			}
 			// A seed drawn with too few replicas for the knob runs without it.
 			off := needsMet(&want)

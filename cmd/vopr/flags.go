@@ -63,6 +63,8 @@ var knobs = []knob{
 	{"rotation", false, func(o *sim.Options) any { return &o.RotationWindow }, "replicas hold two secrets, as mid-rotation (needs -auth)"},
 	{"repair-any-peer", false, func(o *sim.Options) any { return &o.RepairAnyPeer }, "backups send half their first repair requests to a random peer"},
 	{"rollback", false, func(o *sim.Options) any { return &o.Rollback }, "the rollback nemesis drives the partitions (turns random partitions off; an explicit -partition-mode turns it off)"},
+	{"memory-loss-bounded", false, func(o *sim.Options) any { return &o.MemoryLossBounded }, "at most f replicas without partition memory at once (a crash beyond waits)"},
+	{"sends", false, func(o *sim.Options) any { return &o.Sends }, "the workload sends messages to its partitions (needs -memory-loss-bounded)"},
 }
 
 // parseKnob reads s as the value of k's field: the value to store (of the
@@ -492,6 +494,17 @@ func (c *config) options(seed uint64) (o sim.Options, off []disabled, err error)
 		o.PartitionMode = network.PartitionNone
 	case o.Rollback && modeGiven && !rollbackGiven && o.PartitionMode != network.PartitionNone:
 		o.Rollback = false
+	}
+	// Sends need the memory-loss bound (Options.Check): -sends given alone
+	// bounds the seed; -memory-loss-bounded=false given alone stops a
+	// seed's sends; given both, Check says why they clash.
+	_, sendsGiven := c.given("sends")
+	_, boundGiven := c.given("memory-loss-bounded")
+	switch {
+	case o.Sends && sendsGiven && !boundGiven:
+		o.MemoryLossBounded = true
+	case o.Sends && boundGiven && !sendsGiven && !o.MemoryLossBounded:
+		o.Sends = false
 	}
 	// The long preset caps the requests by the client count; a -clients
 	// flag changes the count it was drawn for, a -requests flag wins.

@@ -39,6 +39,11 @@ type Recovered struct {
 	// clock, which its timers' deadlines count in, starts there (0 for a
 	// group ticked from the replica's start).
 	Tick uint64
+	// Unwritten says no state of this group was ever made durable here (a
+	// partition group just built): nothing that implies a view leaves the
+	// replica until the first WriteState is done, so that after a crash the
+	// absence of a state proves the group never acted here.
+	Unwritten bool
 	// Amnesiac says the journal lost what it held before the restart (a
 	// partition plane's memory journal): the replica may have acknowledged
 	// ops it no longer knows of, so it must not vote until it has caught up
@@ -51,12 +56,13 @@ type Group struct {
 	cfg  Config
 	deps Deps
 
-	status  Status
-	view    uint32
-	logView uint32
-	durable wire.VsrState // what the journal last made durable
-	writing bool          // a WriteState is in flight
-	written wire.VsrState // the state that write carries
+	status    Status
+	view      uint32
+	logView   uint32
+	durable   wire.VsrState // what the journal last made durable
+	unwritten bool          // no state was ever made durable (Recovered.Unwritten)
+	writing   bool          // a WriteState is in flight
+	written   wire.VsrState // the state that write carries
 
 	op        uint64 // head: highest op in this replica's log
 	commitMin uint64 // highest op applied
@@ -146,6 +152,7 @@ func New(cfg Config, deps Deps, rec Recovered) *Group {
 		view:      rec.State.View,
 		logView:   rec.State.LogView,
 		durable:   rec.State,
+		unwritten: rec.Unwritten,
 		op:        rec.Head,
 		commitMax: rec.State.CommitMax,
 		canon:     make(map[uint64]wire.Header),
@@ -356,13 +363,13 @@ func (g *Group) setStatus(s Status, view uint32) {
 // the gate every message that implies it must pass (consensus.md
 // correction 1).
 func (g *Group) stateDurable() bool {
-	return g.durable.View == g.view && g.durable.LogView == g.logView
+	return !g.unwritten && g.durable.View == g.view && g.durable.LogView == g.logView
 }
 
 // persist makes (view, log_view, commit_max) durable if it is not, then
 // resumes whatever was waiting for it.
 func (g *Group) persist() {
-	if g.writing || (g.stateDurable() && g.durable.CommitMax >= g.commitMax) {
+	if g.writing || (g.stateDurable() && g.durable.CommitMax >= g.commitMax && !g.unwritten) {
 		return
 	}
 	s := g.durable
@@ -373,7 +380,7 @@ func (g *Group) persist() {
 			panic("vsr: a state write completed out of order")
 		}
 		g.writing = false
-		g.durable = s
+		g.durable, g.unwritten = s, false
 		g.onStateDurable()
 		g.persist() // the state may have moved on while this write was in flight
 	})
