@@ -12,6 +12,10 @@ import (
 	"github.com/iggy-vopr/vopr/workload"
 )
 
+// pollMessagesCode is PollMessages' NonReplicated command code
+// (client-ops.md 5.28).
+const pollMessagesCode = 100
+
 // evidenceMax bounds the recent events a violation carries.
 const evidenceMax = 40
 
@@ -60,6 +64,8 @@ type Checker struct {
 	partitionOrder    []uint64
 	partitionPrepares map[groupPrepareKey]wire.U128
 	sends             map[requestKey][]sendCommit
+	batches           map[wire.U128][]batchRef // committed batches by first message id (looked up only)
+	polls             uint64
 
 	violation *Violation
 	recent    []string
@@ -116,6 +122,7 @@ func New(n int) *Checker {
 		partitions:        map[uint64]*partitionLog{},
 		partitionPrepares: map[groupPrepareKey]wire.U128{},
 		sends:             map[requestKey][]sendCommit{},
+		batches:           map[wire.U128][]batchRef{},
 	}
 	for i := range c.next {
 		c.next[i] = 1
@@ -433,6 +440,12 @@ func (c *Checker) Complete(done workload.Completion) {
 	r.Decode(wire.HeaderOf(done.Frame))
 	if r.Operation == wire.OperationSendMessages {
 		c.partitionReply(done, &r)
+		return
+	}
+	if r.Operation == wire.OperationNonReplicated {
+		if inv, ok := c.invocations[requestKey{done.ClientID, done.Request}]; ok && inv.inv.Code == pollMessagesCode {
+			c.pollReply(done, &r)
+		}
 		return
 	}
 	if r.Op == 0 || r.Op > uint64(len(c.canon)) {

@@ -19,6 +19,29 @@
 //     canonical order respects real time (an op that completed before
 //     another was invoked comes first).
 //
+// The partition planes are checked with a model of their own (partition.go):
+// per group the same canonical history, stamping (contiguous offsets,
+// base_timestamp the prepare's, every checksum intact), no phantom batch,
+// no duplicate message outside a retry of its send, and every acknowledged
+// send at the offset it was committed at.
+//
+// What a poll promises (PollMessages, a non-replicated read that whichever
+// replica the client reached serves from its own state), and so all that is
+// checked of one:
+//
+//   - committed data only: every record it returns is a committed batch of
+//     that partition's canonical log, byte for byte as stamped (else "G1a
+//     aborted read");
+//   - a consistent slice: its records are consecutive batches of one
+//     partition, with no gap between them (else "poll skip"), and the current
+//     offset it reports is at least the last offset it returns;
+//   - nothing more. It may be stale: a backup behind its primary returns
+//     less, or nothing. It is not linearizable. And it may go backwards: a
+//     replica that restarted lost its memory journals and applies its
+//     partition logs again from op 1, so its visible offset drops and grows
+//     back as it repairs (to 0, until segment logs keep the flushed prefix).
+//     Next reads from offset 0 while consumer offsets are not stored.
+//
 // Checks run incrementally, as events arrive in time order, so the first
 // violation stops the run where it happened. Violations are named in the
 // field's vocabulary (Jepsen's and Adya's where they apply) and carry the

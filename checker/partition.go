@@ -36,7 +36,9 @@ import (
 
 // Names of the partition planes' violations (Jepsen's queue vocabulary).
 const (
-	InconsistentOffsets = "inconsistent offsets"  // a committed batch not at the log's next offset, or not stamped with its prepare's timestamp
+	InconsistentOffsets = "inconsistent offsets"  // a committed batch not at the log's next offset, or not stamped with its prepare's timestamp; a poll's current offset below what it returned
+	AbortedRead         = "G1a aborted read"      // a poll returned a batch that is not committed, or not as committed
+	PollSkip            = "poll skip"             // a poll's records are not consecutive batches of one partition
 	CorruptBatch        = "corrupt batch applied" // a committed batch whose checksums do not verify
 	DuplicateMessage    = "duplicate"             // a message id committed twice, not through a retry of its send
 	LostWrite           = "lost write"            // an acknowledged send whose messages are not at the acknowledged offsets
@@ -59,6 +61,15 @@ type partitionOp struct {
 	header wire.Header
 	base   uint64 // SendMessages: the batch's base offset
 	count  uint64
+	batch  []byte // SendMessages: the committed (stamped) batch
+}
+
+// batchRef finds a committed batch by its first message's id (ids are
+// unique to a send, and a retried send's second commit is another batch
+// with the same first id: both are kept).
+type batchRef struct {
+	group uint64
+	op    uint64
 }
 
 // sendCommit is one commit of a client's send: at-least-once allows
@@ -150,7 +161,11 @@ func (c *Checker) partitionCommit(l *partitionLog, r uint8, h wire.Header, body 
 			return
 		}
 		entry.base, entry.count = base, count
+		entry.batch = append([]byte(nil), body...)
 		l.offset = base + count
+		if first, ok := firstMessageID(body); ok {
+			c.batches[first] = append(c.batches[first], batchRef{group: l.group, op: p.Op})
+		}
 		key := requestKey{p.Client, p.Request}
 		c.sends[key] = append(c.sends[key], sendCommit{group: l.group, op: p.Op, base: base})
 	}
@@ -254,3 +269,75 @@ func (c *Checker) PartitionMessages() uint64 {
 	}
 	return total
 }
+
+func firstMessageID(batch []byte) (wire.U128, bool) {
+	_, msgs, err := wire.DecodeBatch(batch)
+	if err != nil || len(msgs) == 0 {
+		return wire.U128{}, false
+	}
+	return msgs[0].ID, true
+}
+
+// pollReply checks a client's PollMessages reply against what a poll
+// promises (doc.go): its records are committed batches, byte for byte,
+// consecutive in one partition, and its current offset covers them.
+func (c *Checker) pollReply(done workload.Completion, r *wire.ReplyHeader) {
+	c.polls++
+	body := done.Frame[wire.HeaderSize:]
+	fail := func(name, format string, args ...any) {
+		c.fail(Violation{Name: name, Detail: fmt.Sprintf("client %s poll %d: ", done.ClientID, done.Request) + fmt.Sprintf(format, args...)})
+	}
+	if len(body) < 16 {
+		fail(WrongReply, "a poll reply of %d bytes", len(body))
+		return
+	}
+	current, count := binary.LittleEndian.Uint64(body[4:]), binary.LittleEndian.Uint32(body[12:])
+	records := body[16:]
+	var group, next uint64
+	messages := uint32(0)
+	for i := 0; len(records) > 0; i++ {
+		b, err := wire.ReadBatchHeader(records)
+		if err != nil || b.BatchLength > uint64(len(records)) || b.BatchLength < wire.BatchHeaderSize {
+			fail(WrongReply, "record %d does not frame: %v", i, err)
+			return
+		}
+		batch := records[:b.BatchLength]
+		records = records[b.BatchLength:]
+		ref, ok := c.committedBatch(batch)
+		if !ok {
+			fail(AbortedRead, "record %d (offset %d, %d messages) is no committed batch", i, b.BaseOffset, b.MessageCount)
+			return
+		}
+		if i > 0 && (ref.group != group || b.BaseOffset != next) {
+			fail(PollSkip, "record %d is group %d offset %d, after group %d up to offset %d", i, ref.group, b.BaseOffset, group, next)
+			return
+		}
+		group, next = ref.group, b.BaseOffset+uint64(b.MessageCount)
+		messages += b.MessageCount
+	}
+	if messages != count {
+		fail(WrongReply, "messages_count %d, the records hold %d", count, messages)
+		return
+	}
+	if messages > 0 && current+1 < next {
+		fail(InconsistentOffsets, "current offset %d, but it returned offsets up to %d", current, next-1)
+	}
+}
+
+// committedBatch finds batch among the committed batches, byte for byte.
+func (c *Checker) committedBatch(batch []byte) (batchRef, bool) {
+	first, ok := firstMessageID(batch)
+	if !ok {
+		return batchRef{}, false
+	}
+	for _, ref := range c.batches[first] {
+		l := c.partitions[ref.group]
+		if string(l.canon[ref.op-1].batch) == string(batch) {
+			return ref, true
+		}
+	}
+	return batchRef{}, false
+}
+
+// Polls returns the number of poll replies checked.
+func (c *Checker) Polls() uint64 { return c.polls }

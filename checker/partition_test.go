@@ -265,3 +265,80 @@ func TestPartitionLogGap(t *testing.T) {
 	h.commit(1, b, bb) // replica 1 skips op 1
 	h.want(checker.LogGap)
 }
+
+// pollBody is a poll reply body carrying records.
+func pollBody(current uint64, records ...[]byte) []byte {
+	count := uint32(0)
+	for _, r := range records {
+		count += binary.LittleEndian.Uint32(r[48:])
+	}
+	b := binary.LittleEndian.AppendUint32(nil, 0)
+	b = binary.LittleEndian.AppendUint64(b, current)
+	b = binary.LittleEndian.AppendUint32(b, count)
+	for _, r := range records {
+		b = append(b, r...)
+	}
+	return b
+}
+
+// poll invokes request req as a PollMessages and completes it with body.
+func (h *partitionHistory) poll(req uint64, body []byte) {
+	h.c.Invoke(workload.Invocation{Client: 0, ClientID: wire.U128{Lo: 1}, Session: 1, Request: req,
+		Operation: wire.OperationNonReplicated, Code: 100, AtNs: h.tick()})
+	x := wire.ReplyHeader{Client: wire.U128{Lo: 1}, Op: 1, Request: req, Operation: wire.OperationNonReplicated}
+	h.c.Complete(workload.Completion{Client: 0, ClientID: wire.U128{Lo: 1}, Request: req, Kind: workload.Replied,
+		Frame: wire.BuildFrame(&x, body), AtNs: h.tick()})
+}
+
+// TestPollPromises: a poll may return any consecutive committed batches
+// (or nothing, stale); a batch not committed, not as committed, a gap
+// between records, or a current offset below them is a violation.
+func TestPollPromises(t *testing.T) {
+	setup := func(t *testing.T) (*partitionHistory, [3][]byte) {
+		h := newPartitionHistory(t)
+		var bodies [3][]byte
+		base := uint64(0)
+		for i, ids := range [][]uint64{{1, 2}, {3}, {4, 5, 6}} {
+			h.invoke(uint64(i+1), batchOf(ids...))
+			hd, b := h.prepare(uint64(i+1), batchOf(ids...), base, 0)
+			h.commitAll(hd, b)
+			bodies[i] = b
+			base += uint64(len(ids))
+		}
+		return h, bodies
+	}
+	t.Run("consecutive committed batches pass, and so does a stale empty poll", func(t *testing.T) {
+		h, b := setup(t)
+		h.poll(10, pollBody(5, b[1], b[2]))
+		h.poll(11, pollBody(0))
+		h.poll(12, pollBody(2, b[0]))
+		h.want("")
+		if h.c.Polls() != 3 {
+			t.Fatalf("%d polls counted, want 3", h.c.Polls())
+		}
+	})
+	t.Run("a batch never committed is an aborted read", func(t *testing.T) {
+		h, _ := setup(t)
+		uncommitted := append([]byte(nil), batchOf(7)...)
+		wire.StampBatch(uncommitted, 0, 6, 1099)
+		h.poll(10, pollBody(6, uncommitted))
+		h.want(checker.AbortedRead)
+	})
+	t.Run("a committed batch with other bytes is an aborted read", func(t *testing.T) {
+		h, b := setup(t)
+		other := append([]byte(nil), b[1]...)
+		wire.StampBatch(other, 0, 3, 42) // restamped: not as committed
+		h.poll(10, pollBody(5, other))
+		h.want(checker.AbortedRead)
+	})
+	t.Run("a gap between records is a poll skip", func(t *testing.T) {
+		h, b := setup(t)
+		h.poll(10, pollBody(5, b[0], b[2]))
+		h.want(checker.PollSkip)
+	})
+	t.Run("a current offset below the records is inconsistent", func(t *testing.T) {
+		h, b := setup(t)
+		h.poll(10, pollBody(3, b[1], b[2]))
+		h.want(checker.InconsistentOffsets)
+	})
+}

@@ -3,6 +3,7 @@ package replica
 import (
 	"github.com/iggy-vopr/vopr/replica/clients"
 	"github.com/iggy-vopr/vopr/replica/metadata"
+	"github.com/iggy-vopr/vopr/replica/partition"
 	"github.com/iggy-vopr/vopr/replica/vsr"
 	"github.com/iggy-vopr/vopr/replica/wire"
 )
@@ -41,6 +42,10 @@ func (r *Replica) ClientReceived(c ConnID, frame []byte) {
 	h.Decode(wire.HeaderOf(frame))
 	if h.Operation.IsPartition() {
 		r.parts.admit(c, &h, frame[wire.HeaderSize:])
+		return
+	}
+	if h.Operation == wire.OperationNonReplicated && h.CommandCode == partition.PollMessagesCode {
+		r.parts.poll(c, &h, frame[wire.HeaderSize:])
 		return
 	}
 	if !r.metadata.IsPrimary() {

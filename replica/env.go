@@ -45,6 +45,9 @@ const (
 	// EventPartitionBuilt: the replica built the consensus group of a
 	// partition (PartitionGroup), as the committed metadata gained it.
 	EventPartitionBuilt
+	// EventPoll: the replica answered a PollMessages of Client's Request
+	// from the partition group PartitionGroup.
+	EventPoll
 )
 
 // Event is one thing a replica reports.

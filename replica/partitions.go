@@ -457,6 +457,77 @@ func (h *partitionHost) admit(c ConnID, x *wire.RequestHeader, body []byte) {
 	h.drain()
 }
 
+// Read statuses (client-ops.md 2.7, 5.28).
+const (
+	codeUnauthenticated    uint32 = 40
+	codeStreamIDNotFound   uint32 = 1009
+	codeTopicIDNotFound    uint32 = 2010
+	codePartitionNotFound  uint32 = 3007
+	pollReplyBytesMaxSlack        = 4096
+)
+
+// poll serves a PollMessages (a non-replicated read) on whichever replica
+// the client reached, from that replica's committed batches alone
+// (partition-plane.md "Polls"): it needs a connection bound to the client's
+// session (client-ops.md 5.28), resolves the partition (None reads
+// partition 0; consumer groups come with their metadata operations), and
+// answers with the records Plane.Poll selects. A group this replica does
+// not run (not built yet) answers TransientNotAccepted.
+func (h *partitionHost) poll(c ConnID, x *wire.RequestHeader, body []byte) {
+	r := h.r
+	if bound, ok := r.byConn[c]; !ok || bound != x.Client {
+		r.answerStatus(c, x, codeUnauthenticated)
+		return
+	}
+	q, err := partition.DecodePoll(body)
+	if err != nil || q.ConsumerKind != partition.ConsumerSingle {
+		h.pollReply(c, x, partition.PollReply(0, 0, nil))
+		return
+	}
+	sk, ok := r.state.ResolveStream(q.Stream)
+	if !ok {
+		r.answerStatus(c, x, codeStreamIDNotFound)
+		return
+	}
+	_, tk, ok := r.state.ResolveTopic(q.Stream, q.Topic)
+	if !ok {
+		r.answerStatus(c, x, codeTopicIDNotFound)
+		return
+	}
+	parts, _ := r.state.TopicPartitions(sk, tk)
+	var ref metadata.PartitionRef
+	found := false
+	for _, p := range parts {
+		if p.Partition == q.Partition {
+			ref, found = p, true
+		}
+	}
+	if !found {
+		r.answerStatus(c, x, codePartitionNotFound)
+		return
+	}
+	g := h.groups[ref.Group]
+	if g == nil {
+		r.answerStatus(c, x, codeTransientNotAccepted)
+		return
+	}
+	bytesMax := int(r.cfg.Profile.FrameSizeMax) - wire.HeaderSize - pollReplyBytesMaxSlack
+	current, batches := g.plane.Poll(q.Strategy, q.Value, q.Count, bytesMax)
+	h.pollReply(c, x, partition.PollReply(ref.Partition, current, batches))
+	r.env.Sink.Event(Event{Kind: EventPoll, Replica: r.cfg.Replica, Client: x.Client, Request: x.Request,
+		PartitionGroup: ref.Group})
+}
+
+// pollReply answers a read: not result-framed, op = the request's session,
+// commit = the metadata commit_max (client-ops.md 5.28).
+func (h *partitionHost) pollReply(c ConnID, x *wire.RequestHeader, body []byte) {
+	r := h.r
+	rep := wire.ReplyHeader{Prefix: wire.Prefix{Cluster: r.cfg.Cluster(), View: r.metadata.View(), Replica: r.cfg.Replica},
+		RequestChecksum: x.RequestChecksum, Client: x.Client, Op: x.Session, Commit: r.metadata.CommitMax(),
+		Request: x.Request, Operation: wire.OperationNonReplicated}
+	r.env.Clients.Send(c, wire.BuildFrame(&rep, body))
+}
+
 // resolve finds the partition a send goes to (client-ops.md 1.5).
 func (h *partitionHost) resolve(s *partition.SendMessages) (metadata.PartitionRef, bool) {
 	sk, tk, ok := h.r.state.ResolveTopic(s.Stream, s.Topic)

@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/iggy-vopr/vopr/replica/metadata"
@@ -186,6 +187,78 @@ func TestScenarioSendMessagesCommitted(t *testing.T) {
 				t.Fatalf("partition %d batch %d differs between replicas 0 and 2", k, i)
 			}
 		}
+	}
+	noViolation(t, c)
+}
+
+// pollOf is a PollMessages request of partition 0 of ps/pt.
+func pollOf(strategy uint8, value uint64, count uint32) workload.Op {
+	return workload.Op{Operation: wire.OperationNonReplicated, Code: partitionpkg.PollMessagesCode,
+		Body: partitionpkg.EncodePoll(partitionpkg.Poll{ConsumerKind: partitionpkg.ConsumerSingle, Consumer: metadata.ID(1),
+			Stream: metadata.Named("ps"), Topic: metadata.Named("pt"), HasPartition: true, Partition: 0,
+			Strategy: strategy, Value: value, Count: count})}
+}
+
+// pollOffsets reads a poll reply: its current offset and each record's
+// base offset.
+func pollOffsets(t *testing.T, frame []byte) (uint64, []uint64) {
+	t.Helper()
+	body := frame[wire.HeaderSize:]
+	if len(body) < 16 {
+		t.Fatalf("a poll reply body of %d bytes", len(body))
+	}
+	current := binary.LittleEndian.Uint64(body[4:])
+	var bases []uint64
+	for rec := body[16:]; len(rec) > 0; {
+		h, err := wire.ReadBatchHeader(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bases = append(bases, h.BaseOffset)
+		rec = rec[h.BatchLength:]
+	}
+	return current, bases
+}
+
+// TestScenarioPollAnywhere: a client that registered at the primary
+// polls a backup: the backup's connection is not bound to its session, so
+// the read is refused Unauthenticated, the client logs in there (its
+// login forwarded to the primary), and the poll returns the committed
+// batches from the strategy's start, checked by the checker against the
+// committed log.
+func TestScenarioPollAnywhere(t *testing.T) {
+	c := newScenario(t, 51, 3, 1)
+	cl := c.Clients[0] // starts at replica 0, the primary of every view-0 group
+	cl.Submit(workload.Op{Operation: wire.OperationCreateStream, Body: createStream("ps")})
+	cl.Submit(workload.Op{Operation: wire.OperationCreateTopic, Body: metadata.CreateTopic{Stream: metadata.Named("ps"),
+		PartitionsCount: 1, Name: "pt"}.Encode()})
+	for i, n := range []int{2, 3, 1} {
+		cl.Submit(workload.Op{Operation: wire.OperationSendMessages, Body: sendTo(0, uint64(10*(i+1)), n)})
+	}
+	cl.Submit(pollOf(partitionpkg.PollFirst, 0, 3))
+	settleAll(t, c, 30*second)
+	if current, bases := pollOffsets(t, cl.Completions[len(cl.Completions)-1].Frame); current != 5 || !slices.Equal(bases, []uint64{0, 2}) {
+		t.Fatalf("poll at the primary: current %d, records at %v, want 5 and [0 2]", current, bases)
+	}
+	id := c.Primary().Replica().PartitionGroups()[0]
+	if !c.RunUntil(10*second, func() bool {
+		p, ok := c.Replicas[1].Replica().PartitionPlane(id)
+		return ok && p.NextOffset() == 6
+	}) {
+		t.Fatal("backup 1 did not commit the three batches")
+	}
+	// Move the client to backup 1 and poll there.
+	cl.wl.Retarget(1)
+	cl.Submit(pollOf(partitionpkg.PollOffset, 4, 10))
+	settleAll(t, c, 30*second)
+	if cl.wl.Rebinds == 0 {
+		t.Fatal("the poll at the backup did not need a login there")
+	}
+	if current, bases := pollOffsets(t, cl.Completions[len(cl.Completions)-1].Frame); current != 5 || !slices.Equal(bases, []uint64{2, 5}) {
+		t.Fatalf("poll at backup 1: current %d, records at %v, want 5 and [2 5]", current, bases)
+	}
+	if c.Checker.Polls() != 2 {
+		t.Fatalf("the checker read %d polls, want 2", c.Checker.Polls())
 	}
 	noViolation(t, c)
 }

@@ -104,6 +104,7 @@ type Result struct {
 	ViewChanges   uint64 // views started on the metadata plane
 	Groups        uint64 // partition groups created (built by any replica)
 	Messages      uint64 // messages committed on the partition planes
+	Polls         uint64 // polls answered (the replies the checker read)
 	Crashes       uint64
 	CrashesMidIO  uint64 // crashes while the replica's device had I/O in flight
 	Restarts      uint64
@@ -141,6 +142,7 @@ func (r *Result) Summary() string {
 		fmt.Sprintf("view_changes=%d", r.ViewChanges),
 		fmt.Sprintf("groups=%d", r.Groups),
 		fmt.Sprintf("messages=%d", r.Messages),
+		fmt.Sprintf("polls=%d", r.Polls),
 		fmt.Sprintf("crashes=%d", r.Crashes),
 		fmt.Sprintf("restarts=%d", r.Restarts),
 		fmt.Sprintf("partitions=%d", r.Partitions),

@@ -20,6 +20,7 @@ import (
 //	                    reply, replay, eviction, deny, probe: with replica and the event's fields;
 //	                    a partition group's events also carry its group id (group)
 //	partition_group     a replica built the consensus group of a partition (group)
+//	poll                a replica answered a client's poll (client, request, group)
 //	crash, restart      a process fault (replica; crash: mid_io when I/O was in flight;
 //	                    restart: reason "liveness" for the liveness core's restart)
 //	freeze              a replica outside the liveness core stopped for good
@@ -156,6 +157,8 @@ func (t *tracer) replica(e replica.Event) {
 		}
 	case replica.EventPartitionBuilt:
 		l.Kind, l.Group = "partition_group", e.PartitionGroup
+	case replica.EventPoll:
+		l.Kind, l.Client, l.Request, l.Group = "poll", e.Client.String(), e.Request, e.PartitionGroup
 	case replica.EventReply:
 		l.Kind, l.Op, l.Client, l.Request = "reply", e.Op, e.Client.String(), e.Request
 	case replica.EventReplay:

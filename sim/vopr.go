@@ -676,6 +676,7 @@ func (v *vopr) finish() {
 	r.Requests = c.Requests
 	r.Commits = c.Checker.Committed()
 	r.Messages = c.Checker.PartitionMessages()
+	r.Polls = c.Checker.Polls()
 	r.Crashes, r.Restarts = c.Crashes, c.Restarts
 	ns := c.Net.Stats()
 	// A reset because a replica went down is a consequence of the crash,

@@ -78,6 +78,10 @@ type Client struct {
 	// request in flight on the same connection once the hold is over.
 	holdTicks int
 	resend    bool
+	// rebinding: the request in flight was a read refused Unauthenticated
+	// on this connection, so the client registers again (same id) and
+	// sends it once bound.
+	rebinding bool
 	// refusals counts the transient refusals in a row; the hold doubles
 	// with each, up to transientHoldTicksMax, and a real answer resets it.
 	refusals int
@@ -86,6 +90,7 @@ type Client struct {
 	Evictions  int
 	Timeouts   int
 	Transients int // requests answered TransientNotAccepted or TransientNotCommitted
+	Rebinds    int // Registers sent to bind a connection for a read
 }
 
 // Transient refusals (client-ops.md 6.5) and how long the client holds
@@ -93,6 +98,7 @@ type Client struct {
 const (
 	codeTransientNotCommitted = 57  // replay on the same connection
 	codeTransientNotAccepted  = 58  // not admitted: the next replica
+	codeUnauthenticated       = 40  // a read on an unbound connection
 	transientHoldTicks        = 5   // the SDK's 50 ms pause
 	transientHoldTicksMax     = 200 // the SDK rechecks the leader every 2 s
 )
@@ -186,6 +192,16 @@ func (c *Client) failover() {
 	c.dial()
 }
 
+// Retarget makes the client leave its connection and dial replica next
+// (scripted tests: a client moved to a replica that never saw its login).
+func (c *Client) Retarget(replica int) {
+	if c.state != connIdle {
+		c.t.Close(c.conn)
+	}
+	c.state = connIdle
+	c.target = replica % c.cfg.Replicas
+}
+
 // moveOn leaves a replica that did not admit the request in flight: it is
 // sent, unchanged, to the next replica once the hold is over.
 func (c *Client) moveOn() {
@@ -227,10 +243,10 @@ func (c *Client) next() {
 	case len(c.queue) > 0:
 		op := c.queue[0]
 		c.queue = c.queue[1:]
-		p.inv = Invocation{Operation: op.Operation, Body: op.Body}
+		p.inv = Invocation{Operation: op.Operation, Code: op.Code, Body: op.Body}
 	case c.cfg.Mix != nil && c.sent < c.cfg.Requests:
 		op := c.cfg.Mix.Next()
-		p.inv = Invocation{Operation: op.Operation, Body: op.Body}
+		p.inv = Invocation{Operation: op.Operation, Code: op.Code, Body: op.Body}
 	default:
 		return
 	}
@@ -242,7 +258,7 @@ func (c *Client) next() {
 		p.inv.Checksum = wire.BodySeal(p.inv.Body)
 	}
 	h := wire.RequestHeader{Client: c.id, Session: p.inv.Session, Request: p.inv.Request,
-		Operation: p.inv.Operation, RequestChecksum: p.inv.Checksum}
+		Operation: p.inv.Operation, RequestChecksum: p.inv.Checksum, CommandCode: p.inv.Code}
 	p.frame = wire.BuildFrame(&h, p.inv.Body)
 	c.pending = &p
 	c.rec.Invoke(p.inv)
@@ -252,7 +268,35 @@ func (c *Client) next() {
 func (c *Client) send() {
 	c.pending.attempts++
 	c.pending.ticks = 0
+	if c.rebinding {
+		h := wire.RequestHeader{Client: c.id, Operation: wire.OperationRegister}
+		c.t.Send(c.conn, wire.BuildFrame(&h, nil))
+		return
+	}
 	c.t.Send(c.conn, c.pending.frame)
+}
+
+// rebound takes the answer to a rebinding Register: on success the session
+// moves to the new epoch and the request in flight goes out on the bound
+// connection; a transient refusal is handled as for any request.
+func (c *Client) rebound(r *wire.ReplyHeader, frame []byte) {
+	if code, ok := transientCode(r, frame[wire.HeaderSize:]); ok {
+		c.Transients++
+		c.holdTicks = min(transientHoldTicks<<min(c.refusals, 8), transientHoldTicksMax)
+		c.refusals++
+		if code == codeTransientNotAccepted {
+			c.moveOn()
+		} else {
+			c.resend = true
+		}
+		return
+	}
+	if r.Status != 0 {
+		return // refused: the request's timeout moves on
+	}
+	c.refusals = 0
+	c.session, c.rebinding = r.Commit, false
+	c.send()
 }
 
 // Connected: a dial completed; the request in flight, if any, is resent.
@@ -294,8 +338,20 @@ func (c *Client) Received(conn ConnID, frame []byte) {
 		var r wire.ReplyHeader
 		r.Decode(h)
 		p := c.pending
+		if c.rebinding && p != nil && r.Client == c.id && r.Operation == wire.OperationRegister && r.Request == 0 {
+			c.rebound(&r, frame)
+			return
+		}
 		if p == nil || r.Client != c.id || r.Request != p.inv.Request {
 			return // stale, or for a request already done
+		}
+		if r.Status == codeUnauthenticated && !p.register {
+			// A read on a connection not bound to the session: log in here
+			// (the same client id: a rebind, client-ops.md 6.2), then read.
+			c.rebinding = true
+			c.Rebinds++
+			c.send()
+			return
 		}
 		if code, ok := transientCode(&r, frame[wire.HeaderSize:]); ok {
 			c.Transients++

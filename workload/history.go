@@ -10,6 +10,7 @@ type Invocation struct {
 	Session   uint64    // 0 for a Register
 	Request   uint64    // 0 for a Register
 	Operation wire.Operation
+	Code      uint32 // NonReplicated: the read's command code
 	Body      []byte
 	Checksum  wire.U128 // request_checksum
 	AtNs      int64

@@ -13,6 +13,7 @@ import (
 type Op struct {
 	Operation wire.Operation
 	Body      []byte
+	Code      uint32 // a NonReplicated read's command code
 }
 
 // Mix draws the metadata operations the replica supports, over a small
@@ -22,7 +23,7 @@ type Op struct {
 // outcomes).
 type Mix struct {
 	rng     *rand.Rand
-	weights [8]int
+	weights [9]int
 	names   int // stream and topic names per pool
 	// Sends (weights[7]): batches of 1..batchMax messages with payloads of
 	// up to payloadMax bytes, user headers in some; every message id is
@@ -56,7 +57,7 @@ func NewMix(rng *rand.Rand, sends bool) *Mix {
 	}
 	m.weights[0] = max(m.weights[0], 10) // always create streams, or nothing else succeeds
 	if !sends {
-		m.weights[7] = 0
+		m.weights[7], m.weights[8] = 0, 0
 	} else {
 		// A producer needs a topic with partitions: sends go mostly to one
 		// hot stream and topic, which creates name often (with partitions)
@@ -89,29 +90,31 @@ func (m *Mix) Next() Op {
 	switch kind {
 	case 0:
 		if m.hot(1) {
-			return Op{wire.OperationCreateStream, metadata.CreateStream{Name: hotStream}.Encode()}
+			return Op{Operation: wire.OperationCreateStream, Body: metadata.CreateStream{Name: hotStream}.Encode()}
 		}
-		return Op{wire.OperationCreateStream, metadata.CreateStream{Name: m.streamName()}.Encode()}
+		return Op{Operation: wire.OperationCreateStream, Body: metadata.CreateStream{Name: m.streamName()}.Encode()}
 	case 1:
-		return Op{wire.OperationUpdateStream, metadata.UpdateStream{Stream: stream, Name: m.streamName()}.Encode()}
+		return Op{Operation: wire.OperationUpdateStream, Body: metadata.UpdateStream{Stream: stream, Name: m.streamName()}.Encode()}
 	case 2:
-		return Op{wire.OperationDeleteStream, metadata.DeleteStream{Stream: stream}.Encode()}
+		return Op{Operation: wire.OperationDeleteStream, Body: metadata.DeleteStream{Stream: stream}.Encode()}
 	case 3:
 		if m.hot(1) {
-			return Op{wire.OperationCreateTopic, metadata.CreateTopic{Stream: metadata.Named(hotStream),
+			return Op{Operation: wire.OperationCreateTopic, Body: metadata.CreateTopic{Stream: metadata.Named(hotStream),
 				PartitionsCount: uint32(1 + m.rng.IntN(4)), Name: hotTopic}.Encode()}
 		}
-		return Op{wire.OperationCreateTopic, metadata.CreateTopic{Stream: stream, PartitionsCount: uint32(m.rng.IntN(4)),
+		return Op{Operation: wire.OperationCreateTopic, Body: metadata.CreateTopic{Stream: stream, PartitionsCount: uint32(m.rng.IntN(4)),
 			Name: m.topicName()}.Encode()}
 	case 4:
-		return Op{wire.OperationDeleteTopic, metadata.DeleteTopic{Stream: stream, Topic: m.topic()}.Encode()}
+		return Op{Operation: wire.OperationDeleteTopic, Body: metadata.DeleteTopic{Stream: stream, Topic: m.topic()}.Encode()}
 	case 5:
-		return Op{wire.OperationCreatePartitions, metadata.CreatePartitions{Stream: stream, Topic: m.topic(),
+		return Op{Operation: wire.OperationCreatePartitions, Body: metadata.CreatePartitions{Stream: stream, Topic: m.topic(),
 			PartitionsCount: uint32(1 + m.rng.IntN(4))}.Encode()}
 	case 7:
 		return m.send(stream)
+	case 8:
+		return m.poll(stream)
 	default:
-		return Op{wire.OperationDeletePartitions, metadata.DeletePartitions{Stream: stream, Topic: m.topic(),
+		return Op{Operation: wire.OperationDeletePartitions, Body: metadata.DeletePartitions{Stream: stream, Topic: m.topic(),
 			PartitionsCount: uint32(1 + m.rng.IntN(3))}.Encode()}
 	}
 }
@@ -146,8 +149,28 @@ func (m *Mix) send(stream metadata.Identifier) Op {
 	if m.hot(2) {
 		stream, topic = metadata.Named(hotStream), metadata.Named(hotTopic)
 	}
-	return Op{wire.OperationSendMessages, partition.EncodeSendMessages(partition.SendMessages{Stream: stream,
+	return Op{Operation: wire.OperationSendMessages, Body: partition.EncodeSendMessages(partition.SendMessages{Stream: stream,
 		Topic: topic, Partitioning: p, Batch: batch})}
+}
+
+// poll draws a PollMessages: mostly of the hot topic, a partition id, any
+// strategy, a count of 1..20.
+func (m *Mix) poll(stream metadata.Identifier) Op {
+	q := partition.Poll{ConsumerKind: partition.ConsumerSingle, Consumer: metadata.ID(uint32(1 + m.rng.IntN(4))),
+		Stream: stream, Topic: m.topic(), HasPartition: true, Partition: uint32(m.rng.IntN(4)),
+		Strategy: uint8(1 + m.rng.IntN(5)), Count: uint32(1 + m.rng.IntN(20))}
+	if m.hot(2) {
+		q.Stream, q.Topic = metadata.Named(hotStream), metadata.Named(hotTopic)
+	}
+	switch q.Strategy {
+	case partition.PollOffset:
+		q.Value = uint64(m.rng.IntN(64))
+	case partition.PollTimestamp:
+		if m.rng.IntN(2) == 0 {
+			q.Value = 1 << 62 // after every batch
+		}
+	}
+	return Op{Operation: wire.OperationNonReplicated, Body: partition.EncodePoll(q), Code: partition.PollMessagesCode}
 }
 
 func (m *Mix) streamName() string { return fmt.Sprintf("wl-s-%d", m.rng.IntN(m.names)) }

@@ -162,7 +162,7 @@ const jsonSchema = 1
 // those of the summary line, then the rest.
 var jsonKeys = []string{
 	"schema",
-	"seed", "result", "liveness", "replicas", "clients", "ticks", "requests", "commits", "view_changes", "groups", "messages",
+	"seed", "result", "liveness", "replicas", "clients", "ticks", "requests", "commits", "view_changes", "groups", "messages", "polls",
 	"crashes", "restarts", "partitions", "resets", "storage_faults", "frames", "digest",
 	"evictions", "indefinite", "build", "options", "disabled", "probes", "violation", "explanation", "evidence",
 	"frames_by_command", "reproduce",
@@ -188,6 +188,7 @@ func writeSeedJSON(b *bytes.Buffer, sr *seedRun, reproduce string, build *buildI
 	j.value("view_changes", r.ViewChanges)
 	j.value("groups", r.Groups)
 	j.value("messages", r.Messages)
+	j.value("polls", r.Polls)
 	j.value("crashes", r.Crashes)
 	j.value("restarts", r.Restarts)
 	j.value("partitions", r.Partitions)
