@@ -53,6 +53,9 @@ type partitionHost struct {
 	due   []dueEntry
 	dirty []*partitionGroup
 
+	// live: the groups the state has, during a reconcile (looked up only).
+	live map[uint64]bool
+
 	// amnesiac counts the groups that lost their memory journal at the
 	// restart and have not caught up since (vsr.Group.Amnesiac).
 	amnesiac int
@@ -210,6 +213,13 @@ func (h *partitionHost) pop() dueEntry {
 // does not run, and drops those it runs that the state no longer has.
 func (h *partitionHost) reconcile() {
 	live := h.r.state.Partitions()
+	// The live set as the state has it, for slotFor: a commit can mint
+	// several groups, and one built first must not take the slot of one
+	// built after it.
+	h.live = make(map[uint64]bool, len(live))
+	for _, ref := range live {
+		h.live[ref.Group] = true
+	}
 	keep := make([]*partitionGroup, 0, len(live))
 	i := 0
 	for _, ref := range live {
@@ -308,7 +318,7 @@ func (h *partitionHost) slotFor(group uint64) (slot int, dead, ok bool) {
 	highest := h.r.state.HighestGroupID()
 	taken := func(slot int, except uint64) bool {
 		for _, g := range h.store.Tenants(slot) {
-			if g != 0 && g != except && (g > highest || h.groups[g] != nil) {
+			if g != 0 && g != except && (g > highest || h.live[g]) {
 				return true
 			}
 		}
@@ -454,7 +464,24 @@ func (h *partitionHost) admit(c ConnID, x *wire.RequestHeader, body []byte) {
 	if res == vsr.Refused {
 		r.probe("partition plane: SendMessages dropped: both queues full, or no stamp at the head")
 	}
+	if canaryPartitionReplyBeforeCommit && res == vsr.Proposed {
+		h.canaryReplyAtPrepare(g, c)
+	}
 	h.drain()
+}
+
+// canaryReplyAtPrepare is canary_partition_reply_before_commit's bug: the
+// reply of the prepare just built goes out before it commits.
+func (h *partitionHost) canaryReplyAtPrepare(g *partitionGroup, c ConnID) {
+	f, ok := g.journal.Frame(g.group.Op())
+	if !ok {
+		return
+	}
+	var p wire.PrepareHeader
+	p.Decode(wire.HeaderOf(f))
+	b, _ := wire.ReadBatchHeader(f[wire.HeaderSize:])
+	h.r.probe("canary: partition reply before commit")
+	h.r.env.Clients.Send(c, clients.BuildReply(p, partition.SendMessagesReply(g.ref.Stream, g.ref.Topic, g.ref.Partition, b.BaseOffset)))
 }
 
 // Read statuses (client-ops.md 2.7, 5.28).

@@ -1,0 +1,63 @@
+package replica
+
+import (
+	"testing"
+
+	"github.com/iggy-vopr/vopr/replica/metadata"
+	"github.com/iggy-vopr/vopr/replica/wire"
+)
+
+// applyMetadata applies a client's metadata request to the replica's state
+// as a commit would (projected first, as a primary does), and reconciles
+// its partition groups.
+func applyMetadata(t *testing.T, g *forwardRig, op uint64, operation wire.Operation, body []byte) {
+	t.Helper()
+	proj, refusal := metadata.Project(operation, body, g.r.alloc)
+	if refusal.Refused() {
+		t.Fatalf("%v refused: %+v", operation, refusal)
+	}
+	for _, p := range g.r.state.Partitions() {
+		g.r.alloc.Observe(p.Group)
+	}
+	g.r.state.Apply(wire.PrepareHeader{Op: op, Timestamp: 1000 + op, Operation: proj.Operation}, proj.Body)
+	if metadata.ChangesPartitions(proj.Operation) {
+		g.r.parts.reconcile()
+	}
+	for g.loop.Step() {
+	}
+}
+
+// TestGroupsOfOneCommitDoNotTakeEachOthersSlot scripts VOPR seed
+// 2345597566921490960 (one replica, restarted 88 times): replaying its
+// log, the replica rebuilt the groups one CreateTopic minted in id order,
+// and the first took the slot that held the second's superblock (the
+// second was not built yet, so its record looked like a dead group's);
+// the second then found its own slot with the first's write in flight.
+// A slot holding the record of any group the state has is taken.
+func TestGroupsOfOneCommitDoNotTakeEachOthersSlot(t *testing.T) {
+	g := openFresh(t, 0)
+	applyMetadata(t, g, 1, wire.OperationCreateStream, metadata.CreateStream{Name: "s"}.Encode())
+	// Before the crash, group 2 (the second partition of the topic below)
+	// kept its state in slot 0; group 1 never wrote one.
+	done := false
+	g.r.parts.store.Recover(0, 2)
+	g.r.parts.store.Write(0, 2, wire.VsrState{View: 7, LogView: 7}, func() { done = true })
+	for g.loop.Step() {
+	}
+	if !done {
+		t.Fatal("the setup's state write did not complete")
+	}
+	applyMetadata(t, g, 2, wire.OperationCreateTopic, metadata.CreateTopic{Stream: metadata.Named("s"), PartitionsCount: 2,
+		Name: "t"}.Encode())
+	ids := g.r.PartitionGroups()
+	if len(ids) != 2 || ids[0] != 1 || ids[1] != 2 {
+		t.Fatalf("groups %v, want [1 2]", ids)
+	}
+	one, two := g.r.parts.groups[1], g.r.parts.groups[2]
+	if two.slot != 0 || one.slot == 0 {
+		t.Fatalf("group 1 in slot %d, group 2 in slot %d: want group 2 in its own slot 0", one.slot, two.slot)
+	}
+	if v := two.group.View(); v < 7 {
+		t.Fatalf("group 2 starts in view %d, below the view 7 its superblock holds", v)
+	}
+}
