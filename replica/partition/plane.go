@@ -104,6 +104,13 @@ func (p *Plane) Admit(frame []byte) bool {
 	return ok && CheckStamp(frame[wire.HeaderSize:], p.partitionID, next, x.Timestamp) == nil
 }
 
+// Intact implements vsr.Plane: a SendMessages batch verifies in full.
+func (p *Plane) Intact(frame []byte) bool {
+	var x wire.PrepareHeader
+	x.Decode(wire.HeaderOf(frame))
+	return x.Operation != wire.OperationSendMessages || wire.VerifyBatch(frame[wire.HeaderSize:]) == nil
+}
+
 // Apply applies a committed prepare and returns its reply body. A batch
 // that does not start at the committed frontier, or does not verify, means
 // this replica's log diverged: it panics, as Iggy's commit path does

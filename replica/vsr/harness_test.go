@@ -36,7 +36,10 @@ type cluster struct {
 	// tune, when set, adjusts every replica's configuration at each start.
 	tune func(*Config)
 	// plane, when set, gives each replica's group a Plane at each start.
-	plane    func(r *replica) Plane
+	plane func(r *replica) Plane
+	// mutate, when set, may replace a frame on its way (a bit flipped on
+	// the wire where no seal covers it); it returns the frame to deliver.
+	mutate   func(m message) []byte
 	canon    map[uint64]wire.U128 // the identity every replica committed at op
 	steps    int
 	last     string   // what the last step did, for failure messages
@@ -269,6 +272,9 @@ func (c *cluster) step() {
 			return
 		}
 		c.last = fmt.Sprintf("deliver %v from %d to %d", wire.HeaderOf(m.frame).Command(), m.from, m.to)
+		if c.mutate != nil {
+			m.frame = c.mutate(m)
+		}
 		r.group.Receive(m.from, m.frame)
 	case k < 8 && len(c.later) > 0:
 		d := c.later[0]
@@ -631,6 +637,9 @@ func (c *cluster) deliver(m message) {
 	r := c.replicas[m.to]
 	if !r.up || !c.replicas[m.from].up || c.blocked[link{m.from, m.to}] || (c.drop != nil && c.drop(m)) {
 		return
+	}
+	if c.mutate != nil {
+		m.frame = c.mutate(m)
 	}
 	r.group.Receive(m.from, m.frame)
 }

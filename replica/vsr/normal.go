@@ -235,6 +235,10 @@ func (g *Group) onPrepare(from uint8, frame []byte) {
 		// Already in our log: fill a hole or re-acknowledge.
 		if c, ok := g.canon[x.Op]; ok && c.Checksum() == x.Checksum {
 			if f, held := g.deps.Journal.Frame(x.Op); !held || wire.HeaderOf(f).Checksum() != x.Checksum {
+				if g.deps.Plane != nil && !g.deps.Plane.Intact(frame) {
+					g.probe("prepare dropped: its body is corrupt")
+					return
+				}
 				g.journalAppend(frame)
 			} else if x.Op <= g.ackedTo {
 				// A retransmission: our acknowledgement was lost. Re-ack.

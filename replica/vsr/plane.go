@@ -18,4 +18,11 @@ type Plane interface {
 	// its view on top of its head. false refuses it: no journal entry, no
 	// forward, no acknowledgement.
 	Admit(frame []byte) bool
+	// Intact reports whether frame's body is whole: a partition prepare's
+	// identity covers its header alone (checksum_body is 0), so a body
+	// corrupted on the wire passes every check of the header. Checked on
+	// every prepare a replica journals other than through Admit (a repaired
+	// one, a hole filled); false drops it, as a corrupt frame, and the
+	// repair asks again.
+	Intact(frame []byte) bool
 }

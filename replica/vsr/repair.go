@@ -306,6 +306,10 @@ func (g *Group) onRepairPrepare(from uint8, frame []byte) {
 	if len(g.repair.waiting) >= g.cfg.RepairChunkMax {
 		return
 	}
+	if g.deps.Plane != nil && !g.deps.Plane.Intact(frame) {
+		g.probe("repaired prepare dropped: its body is corrupt")
+		return
+	}
 	f := append([]byte(nil), frame...)
 	wire.ToPrepare(f)
 	g.repair.waiting = append(g.repair.waiting, f)
