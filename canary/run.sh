@@ -34,6 +34,9 @@ canary_reconcile_unsynced       129 log_view without its log|committed op lost|c
 canary_repair_unchained         129 committed op replaced|divergent commit|hash chain break|replica panic
 canary_chain_unchecked          129 committed op replaced|divergent commit|hash chain break|replica panic
 canary_heartbeat_reset          128 the core kept changing views after it converged
+canary_partition_reply_before_commit 129 lost write
+canary_poll_uncommitted         129 G1a aborted read
+canary_amnesia_votes            129 replica panic|committed op replaced|divergent commit|lost write|inconsistent offsets
 canary_no_restamp               128 the core did not converge
 '
 

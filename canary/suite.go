@@ -144,6 +144,28 @@ func Suite() []Canary {
 			Expect:  []string{"the core kept changing views after it converged"},
 		},
 		{
+			Tag:     "canary_partition_reply_before_commit",
+			Site:    "replica/partitions.go admit",
+			Breaks:  "the partition primary answers a send as soon as it has prepared it, before it commits",
+			Probed:  true,
+			Outcome: sim.Correctness,
+			Expect:  []string{"lost write"},
+		},
+		{
+			Tag:     "canary_poll_uncommitted",
+			Site:    "replica/partition/poll.go Poll",
+			Breaks:  "a poll also returns the batches of the journal above the committed prefix",
+			Outcome: sim.Correctness,
+			Expect:  []string{"G1a aborted read"},
+		},
+		{
+			Tag:     "canary_amnesia_votes",
+			Site:    "replica/vsr/group.go New",
+			Breaks:  "a replica that lost its memory journal at a restart votes in view changes at once, as if it held what it lost",
+			Outcome: sim.Correctness,
+			Expect:  []string{"replica panic", "committed op replaced", "divergent commit", "lost write", "inconsistent offsets"},
+		},
+		{
 			Tag:     "canary_no_restamp",
 			Site:    "replica/vsr/normal.go restamped",
 			Breaks:  "a retransmitted pipeline prepare keeps the view it was built in, so backups of the new view drop it",

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/iggy-vopr/vopr/network"
 	"github.com/iggy-vopr/vopr/replica/metadata"
 	partitionpkg "github.com/iggy-vopr/vopr/replica/partition"
 	"github.com/iggy-vopr/vopr/replica/vsr"
@@ -261,4 +262,53 @@ func TestScenarioPollAnywhere(t *testing.T) {
 		t.Fatalf("the checker read %d polls, want 2", c.Checker.Polls())
 	}
 	noViolation(t, c)
+}
+
+// TestScenarioPollSeesOnlyCommitted: a send the partition primary has
+// prepared but not committed (its backups' acknowledgements dropped) is
+// in the primary's journal, and a poll there at that moment returns only
+// the committed batches; once the acknowledgements go through, the batch is
+// committed and the next poll returns it. (Under canary_poll_uncommitted
+// the first poll returns the journal's batch: G1a aborted read.)
+func TestScenarioPollSeesOnlyCommitted(t *testing.T) {
+	c := newScenario(t, 61, 3, 2)
+	producer, consumer := c.Clients[0], c.Clients[1]
+	producer.Submit(workload.Op{Operation: wire.OperationCreateStream, Body: createStream("ps")})
+	producer.Submit(workload.Op{Operation: wire.OperationCreateTopic, Body: metadata.CreateTopic{Stream: metadata.Named("ps"),
+		PartitionsCount: 1, Name: "pt"}.Encode()})
+	producer.Submit(workload.Op{Operation: wire.OperationSendMessages, Body: sendTo(0, 1, 2)})
+	settleAll(t, c, 30*second)
+	consumer.wl.Retarget(0) // the consumer reads at the partition primary
+	drop := c.Net.AddFilter(network.Filter{From: network.AnyNode, To: 0, Action: network.Drop, Match: func(f []byte) bool {
+		h := wire.HeaderOf(f)
+		if h.Command() != wire.CommandPrepareOk {
+			return false
+		}
+		var x wire.PrepareOkHeader
+		x.Decode(h)
+		return x.Group != wire.MetadataGroup
+	}})
+	producer.Submit(workload.Op{Operation: wire.OperationSendMessages, Body: sendTo(0, 3, 1)})
+	id := c.Primary().Replica().PartitionGroups()[0]
+	if !c.RunUntil(10*second, func() bool {
+		g, _ := c.Replicas[0].Replica().PartitionGroup(id)
+		return g.Op() == 2 && g.CommitMin() == 1
+	}) {
+		t.Fatal("the second send was not prepared and held uncommitted")
+	}
+	consumer.Submit(pollOf(partitionpkg.PollFirst, 0, 10))
+	if !c.RunUntil(10*second, func() bool { return consumer.Done() }) {
+		t.Fatal("the poll was not answered")
+	}
+	noViolation(t, c)
+	if current, bases := pollOffsets(t, consumer.Completions[len(consumer.Completions)-1].Frame); current != 1 || !slices.Equal(bases, []uint64{0}) {
+		t.Fatalf("poll with op 2 uncommitted: current %d, records at %v, want 1 and [0]", current, bases)
+	}
+	c.Net.RemoveFilter(drop)
+	settleAll(t, c, 30*second)
+	consumer.Submit(pollOf(partitionpkg.PollFirst, 0, 10))
+	settleAll(t, c, 30*second)
+	if current, bases := pollOffsets(t, consumer.Completions[len(consumer.Completions)-1].Frame); current != 2 || !slices.Equal(bases, []uint64{0, 2}) {
+		t.Fatalf("poll once committed: current %d, records at %v, want 2 and [0 2]", current, bases)
+	}
 }

@@ -101,6 +101,23 @@ func DecodePoll(body []byte) (Poll, error) {
 	return p, nil
 }
 
+// canaryWithJournal returns the committed batches and then those of the
+// journal's SendMessages above the committed prefix.
+func (p *Plane) canaryWithJournal() [][]byte {
+	out := append([][]byte(nil), p.committed...)
+	for o := p.commitMin() + 1; ; o++ {
+		f, ok := p.journal.Frame(o)
+		if !ok {
+			return out
+		}
+		var h wire.PrepareHeader
+		h.Decode(wire.HeaderOf(f))
+		if h.Operation == wire.OperationSendMessages {
+			out = append(out, f[wire.HeaderSize:])
+		}
+	}
+}
+
 // PollReplyHeaderSize is the fixed front of a poll reply body.
 const PollReplyHeaderSize = 16
 
@@ -168,8 +185,12 @@ func (p *Plane) Poll(strategy uint8, value uint64, count uint32, bytesMax int) (
 	}
 	var out [][]byte
 	covered, size := uint64(0), PollReplyHeaderSize
-	for i := lo; i < len(p.committed) && covered < uint64(count); i++ {
-		b := p.committed[i]
+	batches := p.committed
+	if canaryPollUncommitted {
+		batches = p.canaryWithJournal() // canary_poll_uncommitted: the journal above the commit too
+	}
+	for i := lo; i < len(batches) && covered < uint64(count); i++ {
+		b := batches[i]
 		if size+len(b) > bytesMax {
 			break
 		}
