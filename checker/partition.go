@@ -339,5 +339,14 @@ func (c *Checker) committedBatch(batch []byte) (batchRef, bool) {
 	return batchRef{}, false
 }
 
+// PartitionCommitted returns the highest op committed anywhere in a
+// partition group (0 for a group nothing was committed in).
+func (c *Checker) PartitionCommitted(group uint64) uint64 {
+	if l, ok := c.partitions[group]; ok {
+		return uint64(len(l.canon))
+	}
+	return 0
+}
+
 // Polls returns the number of poll replies checked.
 func (c *Checker) Polls() uint64 { return c.polls }

@@ -258,13 +258,13 @@ func (h *partitionHost) build(ref metadata.PartitionRef) *partitionGroup {
 		return nil
 	}
 	h.slots[slot] = ref.Group
-	state, recovered := h.store.Recover(slot, ref.Group)
+	state, held, recovered := h.store.Recover(slot, ref.Group)
 	if !recovered {
 		state = wire.VsrState{}
 	}
 	g := &partitionGroup{ref: ref, slot: slot}
 	g.sink = partitionSink{h: h, group: ref.Group}
-	g.journal = &partitionJournal{MemJournal: vsr.NewMemJournal(h.deferFor(g)), h: h, g: g}
+	g.journal = &partitionJournal{MemJournal: vsr.NewMemJournal(h.deferFor(g)), h: h, g: g, state: state}
 	g.plane = partition.NewPlane(uint64(ref.Partition), g.journal, func() uint64 { return g.group.CommitMin() })
 	cfg := h.r.cfg.vsrConfig()
 	cfg.Group = ref.Group
@@ -282,10 +282,11 @@ func (h *partitionHost) build(ref metadata.PartitionRef) *partitionGroup {
 		// A group acts only once its first state is durable (Unwritten), so
 		// a group without a state here never acted here: it starts Normal
 		// in view 0, like a group every replica just built (a later view
-		// reaches it by the protocol). A group with a state may have
+		// reaches it by the protocol). A group that held a prepare may have
 		// acknowledged ops its lost memory journal held: it rejoins
-		// quorum-invisible until caught up.
-		Fresh: !recovered, Unwritten: !recovered, Amnesiac: recovered})
+		// quorum-invisible until caught up (a group that never held one
+		// lost nothing, and votes at once).
+		Fresh: !recovered, Unwritten: !recovered, Amnesiac: held})
 	h.groups[ref.Group] = g
 	if !g.isDirty {
 		g.isDirty = true
@@ -596,25 +597,91 @@ func ruleOf(err error) string {
 }
 
 // partitionJournal is a group's memory journal, whose state goes to the
-// group's superblock slot.
+// group's superblock slot with one more fact: whether the group has ever
+// held a prepare here (held). A group that never did has nothing to lose at
+// a crash, so after a restart it is not amnesiac and votes at once; one that
+// did may have acknowledged what its lost memory held. The fact is durable
+// before the group acknowledges its first prepare: the first append's
+// completion (and Durable) waits for the state write that records it.
 type partitionJournal struct {
 	*vsr.MemJournal
 	h       *partitionHost
 	g       *partitionGroup
 	dropped bool // the group was deleted: its late completions do nothing
+
+	held     bool          // durable: the group has held a prepare
+	state    wire.VsrState // the last state asked for (what a held write carries)
+	writing  bool          // a store write is in flight
+	pending  *stateWrite   // the state write waiting for it, if any
+	wantHeld bool          // a write must record held
+	waiters  []func()      // append completions waiting for held to be durable
 }
 
-// WriteState makes the group's state durable in its slot.
+type stateWrite struct {
+	state wire.VsrState
+	done  func()
+}
+
+// Append journals frame in memory; its completion waits until held is
+// durable.
+func (j *partitionJournal) Append(frame []byte, done func()) {
+	j.MemJournal.Append(frame, func() {
+		if j.held {
+			done()
+			return
+		}
+		j.waiters = append(j.waiters, done)
+		j.wantHeld = true
+		j.kick()
+	})
+}
+
+// Durable: held in memory, and held recorded.
+func (j *partitionJournal) Durable(op uint64) bool { return j.held && j.MemJournal.Durable(op) }
+
+// WriteState makes the group's state durable in its slot (vsr has one in
+// flight at a time).
 func (j *partitionJournal) WriteState(s wire.VsrState, done func()) {
 	if j.dropped {
 		return
 	}
-	j.h.store.Write(j.g.slot, j.g.ref.Group, s, func() {
+	if j.pending != nil {
+		panic(fmt.Sprintf("replica: group %d wrote its state twice at once", j.g.ref.Group))
+	}
+	j.state = s
+	j.pending = &stateWrite{state: s, done: done}
+	j.kick()
+}
+
+// kick issues the next store write: the pending state, and held if wanted.
+func (j *partitionJournal) kick() {
+	if j.writing || j.dropped || j.pending == nil && (!j.wantHeld || j.held) {
+		return
+	}
+	w, held := j.pending, j.held || j.wantHeld
+	j.pending, j.writing = nil, true
+	state := j.state
+	if w != nil {
+		state = w.state
+	}
+	j.h.store.Write(j.g.slot, j.g.ref.Group, state, held, func() {
+		j.writing = false
 		if j.dropped {
 			return
 		}
 		j.h.enter(j.g)
-		done()
+		if held && !j.held {
+			j.held = true
+			waiters := j.waiters
+			j.waiters = nil
+			for _, f := range waiters {
+				f()
+			}
+		}
+		if w != nil {
+			w.done()
+		}
+		j.kick()
 		j.h.drain()
 	})
 }

@@ -41,7 +41,7 @@ func TestGroupsOfOneCommitDoNotTakeEachOthersSlot(t *testing.T) {
 	// kept its state in slot 0; group 1 never wrote one.
 	done := false
 	g.r.parts.store.Recover(0, 2)
-	g.r.parts.store.Write(0, 2, wire.VsrState{View: 7, LogView: 7}, func() { done = true })
+	g.r.parts.store.Write(0, 2, wire.VsrState{View: 7, LogView: 7}, false, func() { done = true })
 	for g.loop.Step() {
 	}
 	if !done {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/iggy-vopr/vopr/network"
@@ -64,6 +65,10 @@ type vopr struct {
 	rollback      *rollback // the rollback nemesis, nil when off
 	// groups: the partition group ids any replica built (looked up only).
 	groups map[uint64]bool
+	// partitionsCheckedNs, partitionsOK: when partitionsConverged last read
+	// every group, and what it found.
+	partitionsCheckedNs int64
+	partitionsOK        bool
 }
 
 // runVOPR is Run. hook, when set, sees the cluster once it is built and
@@ -538,6 +543,9 @@ func (v *vopr) converged() bool {
 	if !clientsAllDone(v.c) {
 		return false
 	}
+	if !v.partitionsConverged() {
+		return false
+	}
 	top := v.c.Checker.Committed()
 	view, first := uint32(0), true
 	for i, rn := range v.c.Replicas {
@@ -563,6 +571,56 @@ func (v *vopr) converged() bool {
 	}
 	return true
 }
+
+// partitionsConverged: every core replica runs the same partition groups,
+// none without memory, each Normal in one view across the core and with
+// every op committed anywhere in it applied. It reads every group, so it
+// runs once the metadata plane has converged and then at most every
+// partitionCheckTicks ticks (the simulator adds no per-group cost of its
+// own to every tick).
+func (v *vopr) partitionsConverged() bool {
+	now := v.c.Loop.Now()
+	if v.partitionsCheckedNs != 0 && now-v.partitionsCheckedNs < partitionCheckTicks*kernel.TickNs {
+		return v.partitionsOK
+	}
+	v.partitionsCheckedNs, v.partitionsOK = now, false
+	var ids []uint64
+	for i, rn := range v.c.Replicas {
+		if !v.core[i] {
+			continue
+		}
+		r := rn.Replica()
+		if r == nil || r.PartitionMemoryLost() {
+			return false
+		}
+		got := r.PartitionGroups()
+		if ids == nil {
+			ids = got
+		} else if !slices.Equal(ids, got) {
+			return false
+		}
+	}
+	for _, id := range ids {
+		top := v.c.Checker.PartitionCommitted(id)
+		view, first := uint32(0), true
+		for i, rn := range v.c.Replicas {
+			if !v.core[i] {
+				continue
+			}
+			g, _ := rn.Replica().PartitionGroup(id)
+			if g.Status() != vsr.StatusNormal || g.CommitMin() < top || !first && g.View() != view {
+				return false
+			}
+			view, first = g.View(), false
+		}
+	}
+	v.partitionsOK = true
+	return true
+}
+
+// partitionCheckTicks is how often the liveness phase reads every
+// partition group once the metadata plane converged.
+const partitionCheckTicks = 10
 
 // explain names a stall the protocol cannot avoid: a committed op that no
 // core replica holds (with its committed identity) can never be applied by

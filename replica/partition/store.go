@@ -14,8 +14,12 @@ const ZoneSuperblocks = "partition-superblocks"
 // SuperblockCopies is how many copies each partition's superblock keeps.
 const SuperblockCopies = 2
 
-// storePayloadSize is a record's payload: the group id, then the VsrState.
-const storePayloadSize = 8 + wire.VsrStateSize
+// storePayloadSize is a record's payload: the group id, the VsrState, then
+// a flags word (bit 0: Held).
+const storePayloadSize = 8 + wire.VsrStateSize + 8
+
+// flagHeld marks a group that has held a prepare in its memory journal.
+const flagHeld uint64 = 1
 
 // Store keeps the durable consensus state (view, log_view, commit_max and
 // the offset frontier) of every partition group of one replica: one slot per
@@ -56,12 +60,14 @@ type slotRecord struct {
 	group uint64
 	seq   uint64
 	state wire.VsrState
+	held  bool
 }
 
 type storeWrite struct {
 	slot  int
 	group uint64
 	state wire.VsrState
+	held  bool
 	done  func()
 }
 
@@ -115,11 +121,12 @@ func (s *Store) decode(sector []byte) slotRecord {
 	if err != nil || len(payload) != storePayloadSize || !allZero(sector[n:]) {
 		return slotRecord{}
 	}
-	state, err := wire.DecodeVsrState(payload[8:])
-	if err != nil || state.Cluster != s.cluster || state.ReplicaID != s.replica || state.ReplicaCount != s.replicas {
+	state, err := wire.DecodeVsrState(payload[8 : 8+wire.VsrStateSize])
+	flags := binary.LittleEndian.Uint64(payload[8+wire.VsrStateSize:])
+	if err != nil || state.Cluster != s.cluster || state.ReplicaID != s.replica || state.ReplicaCount != s.replicas || flags&^flagHeld != 0 {
 		return slotRecord{}
 	}
-	return slotRecord{valid: true, group: binary.LittleEndian.Uint64(payload), seq: seq, state: state}
+	return slotRecord{valid: true, group: binary.LittleEndian.Uint64(payload), seq: seq, state: state, held: flags&flagHeld != 0}
 }
 
 func allZero(b []byte) bool {
@@ -132,10 +139,11 @@ func allZero(b []byte) bool {
 }
 
 // Recover returns group's durable state in slot: the valid copy of that
-// group with the highest sequence, or false when the slot holds none (a
-// group never written here, or a slot another group used). The slot then
-// belongs to group: its next write follows the recovered sequence.
-func (s *Store) Recover(slot int, group uint64) (wire.VsrState, bool) {
+// group with the highest sequence, whether the group had held a prepare
+// then (Write's held), or false when the slot holds none (a group never
+// written here, or a slot another group used). The slot then belongs to
+// group: its next write follows the recovered sequence.
+func (s *Store) Recover(slot int, group uint64) (state wire.VsrState, held, ok bool) {
 	s.checkSlot(slot)
 	if s.writing[slot] {
 		panic(fmt.Sprintf("partition: recovering slot %d with a write in flight", slot))
@@ -157,19 +165,21 @@ func (s *Store) Recover(slot int, group uint64) (wire.VsrState, bool) {
 			s.seq[slot] = max(s.seq[slot], c.seq)
 		}
 	}
-	return best.state, best.valid
+	return best.state, best.held, best.valid
 }
 
-// Write makes state group's durable state in slot, then runs done. Writes to
-// one slot must not overlap: the next waits for the previous done.
-func (s *Store) Write(slot int, group uint64, state wire.VsrState, done func()) {
+// Write makes state group's durable state in slot, with held (the group has
+// held a prepare: after a crash it may have acknowledged what it lost),
+// then runs done. Writes to one slot must not overlap: the next waits for
+// the previous done.
+func (s *Store) Write(slot int, group uint64, state wire.VsrState, held bool, done func()) {
 	s.checkSlot(slot)
 	if s.writing[slot] {
 		panic(fmt.Sprintf("partition: a second write to slot %d while one is in flight", slot))
 	}
 	state.Cluster, state.ReplicaID, state.ReplicaCount = s.cluster, s.replica, s.replicas
 	s.writing[slot] = true
-	s.queue = append(s.queue, storeWrite{slot: slot, group: group, state: state, done: done})
+	s.queue = append(s.queue, storeWrite{slot: slot, group: group, state: state, held: held, done: done})
 	s.pump()
 }
 
@@ -183,12 +193,17 @@ func (s *Store) pump() {
 		seq := s.seq[w.slot]
 		payload := binary.LittleEndian.AppendUint64(make([]byte, 0, storePayloadSize), w.group)
 		payload = append(payload, w.state.Encode()...)
+		flags := uint64(0)
+		if w.held {
+			flags = flagHeld
+		}
+		payload = binary.LittleEndian.AppendUint64(payload, flags)
 		sector := make([]byte, s.sectorBytes)
 		copy(sector, wire.EncodeSuperblock(seq, payload))
 		c := int(seq % SuperblockCopies)
 		s.dev.Write(s.first+uint64(w.slot*SuperblockCopies+c), sector, func(error) {
 			s.dev.Sync(func(error) {
-				s.copies[w.slot][c] = slotRecord{valid: true, group: w.group, seq: seq, state: w.state}
+				s.copies[w.slot][c] = slotRecord{valid: true, group: w.group, seq: seq, state: w.state, held: w.held}
 				s.writing[w.slot] = false
 				s.inFlight--
 				w.done()

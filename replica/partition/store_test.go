@@ -38,7 +38,7 @@ func (r *storeRig) open(t *testing.T) *Store {
 
 func (r *storeRig) write(s *Store, slot int, group uint64, view uint32) *bool {
 	done := new(bool)
-	s.Write(slot, group, wire.VsrState{View: view, LogView: view, CommitMax: uint64(view)}, func() { *done = true })
+	s.Write(slot, group, wire.VsrState{View: view, LogView: view, CommitMax: uint64(view)}, view%2 == 0, func() { *done = true })
 	return done
 }
 
@@ -55,7 +55,7 @@ func TestStoreRecoversTheLastDoneState(t *testing.T) {
 	for _, torn := range []float64{0, 1} {
 		r := newStoreRig(t, torn)
 		s := r.open(t)
-		if _, ok := s.Recover(0, 7); ok {
+		if _, _, ok := s.Recover(0, 7); ok {
 			t.Fatal("a blank slot recovered a state")
 		}
 		for v := uint32(1); v <= 3; v++ {
@@ -71,14 +71,14 @@ func TestStoreRecoversTheLastDoneState(t *testing.T) {
 			t.Fatal("the crashed write's done ran")
 		}
 		s = r.open(t)
-		state, ok := s.Recover(0, 7)
-		if !ok || state.View < 3 {
+		state, held, ok := s.Recover(0, 7)
+		if !ok || state.View < 3 || held != (state.View%2 == 0) {
 			t.Fatalf("torn=%v: recovered view %d (ok %v), want at least 3, the last done", torn, state.View, ok)
 		}
-		if _, ok := s.Recover(0, 8); ok {
+		if _, _, ok := s.Recover(0, 8); ok {
 			t.Fatal("another group recovered group 7's state")
 		}
-		if _, ok := s.Recover(1, 7); ok {
+		if _, _, ok := s.Recover(1, 7); ok {
 			t.Fatal("a slot never written recovered a state")
 		}
 	}
@@ -105,7 +105,7 @@ func TestStoreSlotsAreIndependent(t *testing.T) {
 	}
 	s = r.open(t)
 	for slot := range 4 {
-		st, ok := s.Recover(slot, uint64(10+slot))
+		st, _, ok := s.Recover(slot, uint64(10+slot))
 		if !ok || st.View != uint32(slot+1) {
 			t.Fatalf("slot %d recovered view %d (ok %v), want %d", slot, st.View, ok, slot+1)
 		}
