@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/iggy-vopr/vopr/network"
+	"github.com/iggy-vopr/vopr/replica"
 	"github.com/iggy-vopr/vopr/replica/metadata"
 	partitionpkg "github.com/iggy-vopr/vopr/replica/partition"
 	"github.com/iggy-vopr/vopr/replica/vsr"
@@ -311,4 +312,48 @@ func TestScenarioPollSeesOnlyCommitted(t *testing.T) {
 	if current, bases := pollOffsets(t, consumer.Completions[len(consumer.Completions)-1].Frame); current != 2 || !slices.Equal(bases, []uint64{0, 2}) {
 		t.Fatalf("poll once committed: current %d, records at %v, want 2 and [0 2]", current, bases)
 	}
+}
+
+// TestScenarioOnlyGroupsThatHeldPreparesAreAmnesiac: a backup restarts
+// after its group of partition 0 held sends and its group of partition 1
+// held none: the first rejoins amnesiac (it may have acknowledged what it
+// lost), the second votes at once (it lost nothing), and both converge.
+func TestScenarioOnlyGroupsThatHeldPreparesAreAmnesiac(t *testing.T) {
+	c := newScenario(t, 71, 3, 1)
+	cl := c.Clients[0]
+	cl.Submit(workload.Op{Operation: wire.OperationCreateStream, Body: createStream("ps")})
+	cl.Submit(workload.Op{Operation: wire.OperationCreateTopic, Body: metadata.CreateTopic{Stream: metadata.Named("ps"),
+		PartitionsCount: 2, Name: "pt"}.Encode()})
+	cl.Submit(workload.Op{Operation: wire.OperationSendMessages, Body: sendTo(0, 1, 3)})
+	settleAll(t, c, 30*second)
+	ids := c.Primary().Replica().PartitionGroups()
+	if !c.RunUntil(10*second, func() bool {
+		p, ok := c.Replicas[2].Replica().PartitionPlane(ids[0])
+		return ok && p.NextOffset() == 3
+	}) {
+		t.Fatal("backup 2 did not commit the send")
+	}
+	amnesiacAtBuild := map[uint64]bool{}
+	prev := c.OnEvent
+	c.OnEvent = func(e replica.Event) {
+		if e.Kind == replica.EventPartitionBuilt && e.Replica == 2 {
+			g, _ := c.Replicas[2].Replica().PartitionGroup(e.PartitionGroup)
+			amnesiacAtBuild[e.PartitionGroup] = g.Amnesiac()
+		}
+		if prev != nil {
+			prev(e)
+		}
+	}
+	c.Replicas[2].Crash()
+	c.Replicas[2].Restart()
+	if !c.RunUntil(60*second, func() bool { return groupsEverywhere(c, ids) && !c.Replicas[2].Replica().PartitionMemoryLost() }) {
+		t.Fatal("backup 2 did not rejoin both groups")
+	}
+	if a, ok := amnesiacAtBuild[ids[0]]; !ok || !a {
+		t.Fatalf("partition 0's group, which held sends, was rebuilt amnesiac=%v (built %v)", a, ok)
+	}
+	if a, ok := amnesiacAtBuild[ids[1]]; !ok || a {
+		t.Fatalf("partition 1's group, which never held a prepare, was rebuilt amnesiac=%v (built %v)", a, ok)
+	}
+	noViolation(t, c)
 }
