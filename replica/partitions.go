@@ -264,7 +264,10 @@ func (h *partitionHost) build(ref metadata.PartitionRef) *partitionGroup {
 	}
 	g := &partitionGroup{ref: ref, slot: slot}
 	g.sink = partitionSink{h: h, group: ref.Group}
-	g.journal = &partitionJournal{MemJournal: vsr.NewMemJournal(h.deferFor(g)), h: h, g: g, state: state}
+	// held carries over: a restarted group that held prepares before keeps
+	// saying so in every state it writes, or a later crash would rebuild it
+	// as one that lost nothing (VOPR seed 598).
+	g.journal = &partitionJournal{MemJournal: vsr.NewMemJournal(h.deferFor(g)), h: h, g: g, state: state, held: held}
 	g.plane = partition.NewPlane(uint64(ref.Partition), g.journal, func() uint64 { return g.group.CommitMin() })
 	cfg := h.r.cfg.vsrConfig()
 	cfg.Group = ref.Group

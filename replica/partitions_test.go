@@ -61,3 +61,38 @@ func TestGroupsOfOneCommitDoNotTakeEachOthersSlot(t *testing.T) {
 		t.Fatalf("group 2 starts in view %d, below the view 7 its superblock holds", v)
 	}
 }
+
+// TestHeldSurvivesTheStateWritesAfterARestart scripts VOPR seed 598: a
+// group that had held prepares restarts (amnesiac), writes a state before it
+// holds a prepare again (a view change), and restarts once more. The record
+// must still say it held prepares: otherwise the second restart rebuilds it
+// as a group that lost nothing, and its empty vote under its log_view
+// truncates committed ops (the merge panicked: committed ops lost).
+func TestHeldSurvivesTheStateWritesAfterARestart(t *testing.T) {
+	g := openFresh(t, 1)
+	applyMetadata(t, g, 1, wire.OperationCreateStream, metadata.CreateStream{Name: "s"}.Encode())
+	done := false
+	g.r.parts.store.Recover(0, 1)
+	g.r.parts.store.Write(0, 1, wire.VsrState{View: 3, LogView: 3, CommitMax: 2}, true, func() { done = true })
+	for g.loop.Step() {
+	}
+	if !done {
+		t.Fatal("the setup's state write did not complete")
+	}
+	applyMetadata(t, g, 2, wire.OperationCreateTopic, metadata.CreateTopic{Stream: metadata.Named("s"), PartitionsCount: 1,
+		Name: "t"}.Encode())
+	pg := g.r.parts.groups[1]
+	if pg == nil || pg.slot != 0 || !pg.group.Amnesiac() {
+		t.Fatal("the group was not rebuilt from its slot, amnesiac")
+	}
+	wrote := false
+	pg.journal.WriteState(wire.VsrState{View: 4, LogView: 3, CommitMax: 2}, func() { wrote = true })
+	for g.loop.Step() {
+	}
+	if !wrote {
+		t.Fatal("the group's state write did not complete")
+	}
+	if state, held, ok := g.r.parts.store.Recover(0, 1); !ok || state.View != 4 || !held {
+		t.Fatalf("after the state write the record holds view %d, held %v (ok %v): want view 4, held", state.View, held, ok)
+	}
+}
