@@ -206,7 +206,76 @@ func (g *Group) buildVote() *dvcVote {
 			break
 		}
 	}
+	g.consistentSuffix(v)
+	if _, err := wire.DecodeSuffix(wire.EncodeSuffix(v.entries), v.op); err != nil {
+		panic(fmt.Sprintf("vsr: replica %d built a DoViewChange its peers cannot decode: %v", g.cfg.Replica, err))
+	}
 	return v
+}
+
+// consistentSuffix blanks, without a nack, the entries of the vote that do
+// not fit the nearest reported entry above them as a receiver checks a
+// suffix (wire.DecodeSuffix: timestamps strictly increase going up, and
+// adjacent ops chain). A journal can hold a stale header above the log it
+// adopted (a misdirected write left an old copy, DEVIATIONS.md 44); a vote
+// that carried it would be undecodable, and with it the whole view change
+// (VOPR seed 1061395566604765858: two replicas, every vote of one of them
+// refused, for ever). Of two entries that do not fit, a canonical one is
+// kept; otherwise both are reported blank: nothing is known of them, which
+// is what the merge makes of such a pair too, and a blank without a nack
+// never truncates an op.
+func (g *Group) consistentSuffix(v *dvcVote) {
+	canonical := func(i int) bool {
+		e := &v.entries[i]
+		c, ok := g.canon[v.op-uint64(i)]
+		return ok && c.Checksum() == e.Checksum()
+	}
+	blank := func(i int) {
+		v.entries[i] = wire.BlankEntry(v.op - uint64(i))
+		v.present = v.present.WithoutBit(i)
+		v.nack = v.nack.WithoutBit(i)
+	}
+	for round := 0; round <= len(v.entries); round++ {
+		child := -1 // the nearest non-blank entry above
+		conflict := false
+		for i := range v.entries {
+			e := &v.entries[i]
+			if wire.IsBlank(e) {
+				continue
+			}
+			if child >= 0 && !fits(e, &v.entries[child]) {
+				conflict = true
+				switch ce, cc := canonical(i), canonical(child); {
+				case ce && !cc:
+					blank(child)
+				case cc && !ce:
+					blank(i)
+				default:
+					blank(child)
+					blank(i)
+				}
+				g.probe("DoViewChange reports headers that do not chain as unknown")
+				break
+			}
+			child = i
+		}
+		if !conflict {
+			return
+		}
+	}
+	panic("vsr: a suffix that does not settle")
+}
+
+// fits reports whether entry e (below) and child (the nearest non-blank
+// entry above it) pass wire.DecodeSuffix's pair checks.
+func fits(e, child *wire.Header) bool {
+	var x, c wire.PrepareHeader
+	x.Decode(e)
+	c.Decode(child)
+	if x.Timestamp >= c.Timestamp {
+		return false
+	}
+	return x.Op+1 != c.Op || x.Checksum.IsZero() || c.Parent == x.Checksum
 }
 
 // onDoViewChange: a vote for view h.View.
