@@ -125,6 +125,16 @@ func (n *Network) conn(c ConnID, from NodeID) (*conn, int) {
 	panic(fmt.Sprintf("network: node %d is not an end of connection %d", from, c))
 }
 
+// Peer returns the node at the other end of connection c from node at, and
+// false once c is finished.
+func (n *Network) Peer(c ConnID, at NodeID) (NodeID, bool) {
+	x, end := n.conn(c, at)
+	if x == nil {
+		return 0, false
+	}
+	return n.nodes[x.node[1-end]].id, true
+}
+
 // Send queues a copy of frame from node from on connection c and returns
 // true, or returns false if c is not open at from (still dialing, closed,
 // reset, or gone) or if the frame overflows the direction's bounds (which

@@ -83,6 +83,9 @@ type Cluster struct {
 	OnEvent func(replica.Event)
 	// Crashes and Restarts count the process faults.
 	Crashes, Restarts uint64
+	// onPeerFrame, when set, sees every frame a replica receives from a
+	// peer, as it is delivered (the -capture file).
+	onPeerFrame func(from, to uint8, frame []byte)
 
 	disks *clusterDisks
 }
@@ -409,6 +412,11 @@ func (n *ReplicaNode) received(c network.ConnID, frame []byte) {
 	}
 	switch n.conns[c] {
 	case connPeer:
+		if n.c.onPeerFrame != nil {
+			if from, ok := n.c.Net.Peer(c, network.NodeID(n.id)); ok {
+				n.c.onPeerFrame(uint8(from), n.id, frame)
+			}
+		}
 		n.rep.PeerReceived(bus.ConnID(c), frame)
 	case connClient:
 		n.rep.ClientReceived(replica.ConnID(c), frame)

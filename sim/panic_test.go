@@ -125,7 +125,7 @@ func TestPanicsAreClassifiedByOrigin(t *testing.T) {
 			o.NoFaults()
 			o.Replicas, o.Clients, o.Requests, o.Lite = 3, 3, 60, true
 			o.CrashProbability, o.CrashIOFactor, o.RestartDelayMeanTicks = 0.003, 1, 20
-			r := runVOPR(o, nil, tc.hook)
+			r := runVOPR(o, Outputs{}, tc.hook)
 			if r.Outcome != tc.outcome || r.Outcome.ExitCode() != tc.outcome.ExitCode() {
 				t.Fatalf("outcome %v (exit %d), want %v: %s", r.Outcome, r.Outcome.ExitCode(), tc.outcome, r.Violation)
 			}
@@ -150,7 +150,7 @@ func TestPanicsAreClassifiedByOrigin(t *testing.T) {
 				t.Errorf("the evidence does not show the crash before the panic:\n%s", strings.Join(r.Evidence, "\n"))
 			}
 			// A panic ends the run; the same seed panics the same way.
-			if again := runVOPR(o, nil, tc.hook); again.Violation != r.Violation || again.Digest != r.Digest {
+			if again := runVOPR(o, Outputs{}, tc.hook); again.Violation != r.Violation || again.Digest != r.Digest {
 				t.Errorf("not reproducible: %q / %q", again.Violation, r.Violation)
 			}
 		})

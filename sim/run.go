@@ -12,8 +12,20 @@ import (
 // inside replica code is a correctness failure, one inside the harness a
 // simulator error.
 func Run(o Options, trace io.Writer) Result {
-	return runVOPR(o, trace, nil)
+	return runVOPR(o, Outputs{Trace: trace}, nil)
 }
+
+// Outputs are where a run writes beyond its result: the trace (JSON lines,
+// trace.go) and the capture (every frame delivered between replicas,
+// capture.go). Nil writers are off; a traced or captured run has the digest
+// of a plain one.
+type Outputs struct {
+	Trace   io.Writer
+	Capture io.Writer
+}
+
+// RunWith is Run with every output.
+func RunWith(o Options, out Outputs) Result { return runVOPR(o, out, nil) }
 
 // Performance is the fixed, fault-free configuration of `vopr -performance`,
 // so that its frames per committed op per command are a deterministic

@@ -64,7 +64,8 @@ type vopr struct {
 	diskFaults    [3]uint64 // latent sectors, corrupt sectors, misdirected writes
 	rollback      *rollback // the rollback nemesis, nil when off
 	// groups: the partition group ids any replica built (looked up only).
-	groups map[uint64]bool
+	groups  map[uint64]bool
+	capture *captureWriter // nil without -capture
 	// partitionsCheckedNs, partitionsOK: when partitionsConverged last read
 	// every group, and what it found.
 	partitionsCheckedNs int64
@@ -74,7 +75,8 @@ type vopr struct {
 // runVOPR is Run. hook, when set, sees the cluster once it is built and
 // before anything runs: tests use it to script what the harness cannot reach
 // otherwise (a replica that panics inside its own code); Run passes nil.
-func runVOPR(o Options, trace io.Writer, hook func(*Cluster)) (res Result) {
+func runVOPR(o Options, out Outputs, hook func(*Cluster)) (res Result) {
+	trace := out.Trace
 	res = Result{Seed: o.Seed, Options: o, Probes: map[string]int{}}
 	if err := o.Check(); err != nil {
 		res.Outcome, res.Violation = SimError, "bad options: "+err.Error()
@@ -88,6 +90,10 @@ func runVOPR(o Options, trace io.Writer, hook func(*Cluster)) (res Result) {
 		v.finish()
 	}()
 	v.c = NewCluster(clusterOptions(o))
+	if out.Capture != nil {
+		v.capture = &captureWriter{w: out.Capture}
+		v.c.onPeerFrame = func(from, to uint8, frame []byte) { v.capture.frame(v.c.Loop.Now(), from, to, frame) }
+	}
 	v.chaos = v.c.Streams.Stream("vopr.process")
 	v.c.OnEvent = v.onEvent
 	if o.Rollback && o.Replicas >= 3 {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -33,7 +32,8 @@ type fakeSim struct {
 	clock *fakeClock
 }
 
-func (f *fakeSim) run(o sim.Options, trace io.Writer) sim.Result {
+func (f *fakeSim) run(o sim.Options, out sim.Outputs) sim.Result {
+	trace := out.Trace
 	f.mu.Lock()
 	f.got = append(f.got, o)
 	f.mu.Unlock()
@@ -394,7 +394,7 @@ func TestSingleSeedOutput(t *testing.T) {
 	if !slices.Equal(words, want) {
 		t.Errorf("options lines %q\nwant %q", words, want)
 	}
-	r := f.run(o, nil)
+	r := f.run(o, sim.Outputs{})
 	if i != len(ls)-1 || ls[len(ls)-1] != r.Summary() {
 		t.Errorf("after the options: %q, want only the summary %q", ls[i:], r.Summary())
 	}
@@ -432,7 +432,7 @@ func TestFailureOutput(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d", c.outcome, code, c.code)
 		}
 		ls := lines(stdout)
-		r := f.run(f.options()[0], nil)
+		r := f.run(f.options()[0], sim.Outputs{})
 		if ls[0] != "seed=42" || ls[len(ls)-1] != r.Summary() {
 			t.Errorf("%v: first %q last %q", c.outcome, ls[0], ls[len(ls)-1])
 		}
@@ -593,7 +593,7 @@ func TestCampaignSeedOrder(t *testing.T) {
 	f := &fakeSim{}
 	want := []string{"seed=100"}
 	for s := uint64(100); s < 110; s++ {
-		r := f.run(sim.Swarm(s), nil)
+		r := f.run(sim.Swarm(s), sim.Outputs{})
 		want = append(want, r.Summary())
 	}
 	if got := seedLines(parallel); !slices.Equal(got, want) {
@@ -902,7 +902,7 @@ func TestJSON(t *testing.T) {
 		}
 		o := sim.Swarm(seed)
 		o.Clients = 4
-		r := f.run(o, nil)
+		r := f.run(o, sim.Outputs{})
 		if obj.Schema != 1 || obj.Seed != strconv.FormatUint(seed, 10) || obj.Result != r.Outcome.String() || obj.Liveness != r.Liveness.String() ||
 			obj.Clients != 4 || obj.Commits != r.Commits || obj.Digest != fmt.Sprintf("%016x", r.Digest) ||
 			obj.Options["clients"] != 4.0 || obj.Options["partition-mode"] == nil ||
@@ -968,7 +968,7 @@ func TestPerformance(t *testing.T) {
 	if o := f.options(); len(o) != 1 || !reflect.DeepEqual(o[0], sim.Performance()) {
 		t.Fatalf("options %+v", o)
 	}
-	r := f.run(sim.Performance(), nil)
+	r := f.run(sim.Performance(), sim.Outputs{})
 	ls := lines(stdout)
 	if ls[0] != fmt.Sprintf("seed=%d", sim.Performance().Seed) || ls[len(ls)-1] != r.Summary() {
 		t.Errorf("output\n%s", stdout)

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/iggy-vopr/vopr/replica/wire"
+	"github.com/iggy-vopr/vopr/sim"
+	"github.com/zeebo/xxh3"
 )
 
 // runDecode implements `vopr decode`.
@@ -25,7 +28,8 @@ func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	maxFrame := fs.Uint("max-frame", wire.MaxFrameSizeDefault, "largest frame `BYTES` accepted (message_bus.max_message_size)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: vopr decode [-json] [-hex] [-max-frame BYTES] [FILE]")
-		fmt.Fprintln(stderr, "Reads concatenated replica-port frames from FILE (or stdin) and prints every frame.")
+		fmt.Fprintln(stderr, "Reads concatenated replica-port frames, or a vopr -capture file, from FILE (or stdin)")
+		fmt.Fprintln(stderr, "and prints every frame.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -70,7 +74,11 @@ func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
-	r := wire.NewReader(bufio.NewReader(src), uint32(*maxFrame))
+	in := bufio.NewReader(src)
+	if magic, _ := in.Peek(len(sim.CaptureMagic)); string(magic) == sim.CaptureMagic {
+		return decodeCapture(in, name, *asJSON, uint32(*maxFrame), out, stderr)
+	}
+	r := wire.NewReader(in, uint32(*maxFrame))
 	for index := 0; ; index++ {
 		// A write error (stdout full or closed) ends the decoding: the rest
 		// would be lost too. bufio keeps the error, and an empty Write
@@ -101,6 +109,71 @@ func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		} else {
 			report.writeText(out)
 		}
+	}
+}
+
+// decodeCapture prints the frames of a -capture file (sim/capture.go):
+// record after record by the record's own length, so a frame whose size
+// field is corrupt stays one frame (reported invalid), and a record whose
+// magic or checksum fails ends the decoding with an error naming it.
+func decodeCapture(in *bufio.Reader, name string, asJSON bool, maxFrame uint32, out *bufio.Writer, stderr io.Writer) int {
+	if _, err := in.Discard(len(sim.CaptureMagic)); err != nil {
+		fmt.Fprintf(stderr, "vopr decode: %s: %v\n", name, err)
+		return 1
+	}
+	offset := int64(len(sim.CaptureMagic))
+	head := make([]byte, sim.CaptureRecordHeaderSize)
+	for index := 0; ; index++ {
+		if _, err := out.Write(nil); err != nil {
+			return 1
+		}
+		n, err := io.ReadFull(in, head)
+		if n == 0 && err == io.EOF {
+			if out.Flush() != nil {
+				return 1
+			}
+			return 0
+		}
+		fail := func(format string, args ...any) int {
+			out.Flush()
+			fmt.Fprintf(stderr, "vopr decode: %s: capture record %d at offset %d: %s\n", name, index, offset, fmt.Sprintf(format, args...))
+			return 1
+		}
+		if err != nil {
+			return fail("truncated header (%d of %d bytes)", n, len(head))
+		}
+		if string(head[:4]) != sim.CaptureRecordMagic {
+			return fail("magic %q, want %q", head[:4], sim.CaptureRecordMagic)
+		}
+		size := binary.LittleEndian.Uint32(head[4:])
+		if size < wire.HeaderSize || size > maxFrame {
+			return fail("a frame of %d bytes (want %d..%d)", size, wire.HeaderSize, maxFrame)
+		}
+		frame := make([]byte, size)
+		if n, err := io.ReadFull(in, frame); err != nil {
+			return fail("truncated frame (%d of %d bytes)", n, size)
+		}
+		h := xxh3.New()
+		h.Write(head[8:20])
+		h.Write(frame)
+		if got, want := h.Sum64(), binary.LittleEndian.Uint64(head[20:]); got != want {
+			return fail("checksum %#016x, record says %#016x", got, want)
+		}
+		report := describe(index, offset, frame)
+		at := int64(binary.LittleEndian.Uint64(head[8:]))
+		from, to := head[16], head[17]
+		report.AtNs, report.From, report.To = &at, &from, &to
+		if asJSON {
+			line, err := json.Marshal(report)
+			if err != nil {
+				panic(err)
+			}
+			out.Write(line)
+			out.WriteByte('\n')
+		} else {
+			report.writeText(out)
+		}
+		offset += int64(len(head)) + int64(size)
 	}
 }
 
@@ -145,6 +218,11 @@ type frameReport struct {
 	Error        string    `json:"error"`
 	Integrity    string    `json:"integrity"`
 	Fields       object    `json:"fields"`
+	// From a -capture file: when the frame was delivered, from which
+	// replica to which.
+	AtNs *int64 `json:"at_ns,omitempty"`
+	From *uint8 `json:"from,omitempty"`
+	To   *uint8 `json:"to,omitempty"`
 }
 
 // describe decodes one framed frame into its report.

@@ -259,6 +259,7 @@ type config struct {
 	keepGoing   bool
 	json        bool
 	trace       string
+	capture     string
 	faults      faultsFlag
 	verbose     bool
 	performance bool
@@ -308,6 +309,7 @@ func parseArgs(args []string, stderr io.Writer) (cfg *config, printed bool, err 
 	fs.BoolVar(&cfg.keepGoing, "keep-going", false, "")
 	fs.BoolVar(&cfg.json, "json", false, "")
 	fs.StringVar(&cfg.trace, "trace", "", "")
+	fs.StringVar(&cfg.capture, "capture", "", "")
 	fs.Var(&cfg.faults, "faults", "")
 	fs.BoolVar(&cfg.verbose, "v", false, "")
 	fs.BoolVar(&cfg.performance, "performance", false, "")
@@ -589,6 +591,9 @@ flags:
                    network and disk faults, client invocations and completions; each
                    line has at_ns and kind); in a campaign, to one file per seed, FILE
                    with the seed before its extension (trace.jsonl -> trace.17.jsonl)
+  -capture FILE    write every frame delivered from one replica to another to FILE, as
+                   records with their own length and checksum (vopr decode reads it);
+                   in a campaign, one file per seed, named as for -trace
   -faults MODE     swarm (default: drawn from the seed) or none (every fault off, the
                    rollback nemesis too); knob flags given explicitly still win
   -performance     run sim.Performance() once and print frames per committed op per command

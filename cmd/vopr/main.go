@@ -95,7 +95,7 @@ func main() {
 // run is main without the process: it returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return runEnv(args, stdin, stdout, stderr, env{
-		runSeed:    sim.Run,
+		runSeed:    sim.RunWith,
 		now:        time.Now,
 		random:     randomSeed,
 		terminal:   isTerminal(stderr),
@@ -114,7 +114,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // -parallel), the interrupts a campaign stops at, the ticker that redraws
 // the progress line, and the build's description.
 type env struct {
-	runSeed    func(sim.Options, io.Writer) sim.Result
+	runSeed    func(sim.Options, sim.Outputs) sim.Result
 	now        func() time.Time
 	random     func() uint64
 	terminal   bool

@@ -23,7 +23,7 @@ import (
 // build) is a field, so tests can fake it.
 type runner struct {
 	cfg        *config
-	runSeed    func(sim.Options, io.Writer) sim.Result
+	runSeed    func(sim.Options, sim.Outputs) sim.Result
 	now        func() time.Time
 	random     func() uint64
 	terminal   bool // stderr is a terminal: show campaign progress there
@@ -52,7 +52,7 @@ func (r *seedRun) failed() bool { return r.result.Outcome != sim.Pass }
 // safeRun calls the simulator, turning a panic that escapes it (sim.Run
 // promises none) into a simulator error; note then holds the panic and its
 // stack, for stderr.
-func (rn *runner) safeRun(o sim.Options, trace io.Writer) (res sim.Result, note string) {
+func (rn *runner) safeRun(o sim.Options, out sim.Outputs) (res sim.Result, note string) {
 	defer func() {
 		if p := recover(); p != nil {
 			note = fmt.Sprintf("vopr: seed %d: the simulator panicked: %v\n%s", o.Seed, p, bytes.TrimRight(debug.Stack(), "\n"))
@@ -60,20 +60,25 @@ func (rn *runner) safeRun(o sim.Options, trace io.Writer) (res sim.Result, note 
 				Violation: fmt.Sprintf("simulator panic: %v", p)}
 		}
 	}()
-	return rn.runSeed(o, trace), ""
+	return rn.runSeed(o, out), ""
 }
 
 // tracePath is where seed's trace goes: -trace FILE as given for one run,
 // with the seed inserted before the extension in a campaign.
-func (c *config) tracePath(seed uint64) string {
-	if c.trace == "" || !c.campaign() {
-		return c.trace
+func (c *config) tracePath(seed uint64) string { return c.perSeed(c.trace, seed) }
+
+// capturePath is where seed's capture goes, named as its trace is.
+func (c *config) capturePath(seed uint64) string { return c.perSeed(c.capture, seed) }
+
+func (c *config) perSeed(path string, seed uint64) string {
+	if path == "" || !c.campaign() {
+		return path
 	}
-	ext := filepath.Ext(c.trace)
+	ext := filepath.Ext(path)
 	if strings.ContainsRune(ext, filepath.Separator) {
 		ext = ""
 	}
-	return strings.TrimSuffix(c.trace, ext) + "." + strconv.FormatUint(seed, 10) + ext
+	return strings.TrimSuffix(path, ext) + "." + strconv.FormatUint(seed, 10) + ext
 }
 
 // openTrace opens a trace file write-only, created or truncated. Not
@@ -84,41 +89,74 @@ func openTrace(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
 }
 
+// output is one -trace or -capture file of a seed: buffered, and checked at
+// the end of the run.
+type output struct {
+	flag string
+	file *os.File
+	buf  *bufio.Writer
+}
+
+func openOutput(flag, path string) (*output, error) {
+	f, err := openTrace(path)
+	if err != nil {
+		return nil, err
+	}
+	return &output{flag: flag, file: f, buf: bufio.NewWriterSize(f, 1<<16)}, nil
+}
+
+// close flushes and closes the file; the first error.
+func (o *output) close() error {
+	err := o.buf.Flush()
+	if cerr := o.file.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // runOne runs one seed with its options and formats its output.
 func (rn *runner) runOne(o sim.Options, off []disabled, compact bool) *seedRun {
 	sr := &seedRun{seed: o.Seed, opts: o, off: off}
-	var trace io.Writer
-	var traceFile *os.File
-	var traceBuf *bufio.Writer
-	if path := rn.cfg.tracePath(o.Seed); path != "" {
-		f, err := openTrace(path)
+	var outs sim.Outputs
+	var files []*output
+	for _, want := range []struct {
+		flag, path string
+		set        func(w io.Writer)
+	}{
+		{"trace", rn.cfg.tracePath(o.Seed), func(w io.Writer) { outs.Trace = w }},
+		{"capture", rn.cfg.capturePath(o.Seed), func(w io.Writer) { outs.Capture = w }},
+	} {
+		if want.path == "" {
+			continue
+		}
+		f, err := openOutput(want.flag, want.path)
 		if err != nil {
-			sr.note = fmt.Sprintf("vopr: seed %d: -trace: %v", o.Seed, err)
-			sr.result = sim.Result{Seed: o.Seed, Options: o, Outcome: sim.SimError, Violation: "cannot create the trace file: " + err.Error()}
+			for _, g := range files {
+				g.close()
+			}
+			sr.note = fmt.Sprintf("vopr: seed %d: -%s: %v", o.Seed, want.flag, err)
+			sr.result = sim.Result{Seed: o.Seed, Options: o, Outcome: sim.SimError,
+				Violation: "cannot create the " + want.flag + " file: " + err.Error()}
 			sr.out = rn.format(sr, compact)
 			return sr
 		}
-		traceFile, traceBuf = f, bufio.NewWriterSize(f, 1<<16)
-		trace = traceBuf
+		files = append(files, f)
+		want.set(f.buf)
 	}
 	start := rn.now()
-	sr.result, sr.note = rn.safeRun(o, trace)
+	sr.result, sr.note = rn.safeRun(o, outs)
 	sr.wall = rn.now().Sub(start)
-	if traceFile != nil {
-		err := traceBuf.Flush()
-		if cerr := traceFile.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			// The simulation itself is fine; the trace is not. Say so on
+	for _, f := range files {
+		if err := f.close(); err != nil {
+			// The simulation itself is fine; the file is not. Say so on
 			// stderr and count the seed as a simulator error at least.
 			if sr.note != "" {
 				sr.note += "\n"
 			}
-			sr.note += fmt.Sprintf("vopr: seed %d: writing the trace: %v", o.Seed, err)
+			sr.note += fmt.Sprintf("vopr: seed %d: writing the %s: %v", o.Seed, f.flag, err)
 			if sim.SimError.Worse(sr.result.Outcome) {
 				sr.result.Outcome = sim.SimError
-				sr.result.Violation = "writing the trace failed: " + err.Error()
+				sr.result.Violation = "writing the " + f.flag + " failed: " + err.Error()
 			}
 		}
 	}

@@ -16,6 +16,9 @@ func (r *frameReport) writeText(w *bufio.Writer) {
 	}
 	fmt.Fprintf(w, "frame %d at offset %d: %s (%d), %d bytes, integrity %s, %s\n",
 		r.Index, r.Offset, r.Command, r.CommandID, r.Size, r.Integrity, status)
+	if r.AtNs != nil {
+		fmt.Fprintf(w, "  delivered at %.6f s from replica %d to replica %d\n", float64(*r.AtNs)/1e9, *r.From, *r.To)
+	}
 	fmt.Fprintf(w, "  %-22s %d\n  %-22s %d\n  %-22s %d\n", "view", r.View, "release", r.Release, "replica", r.Replica)
 	fmt.Fprintf(w, "  %-22s %s\n  %-22s %s\n  %-22s %s\n", "cluster", r.Cluster, "checksum", r.Checksum,
 		"checksum_body", r.ChecksumBody)
