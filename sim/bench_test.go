@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/iggy-vopr/vopr/replica/metadata"
+	"github.com/iggy-vopr/vopr/replica/partition"
 	"github.com/iggy-vopr/vopr/replica/wire"
 	"github.com/iggy-vopr/vopr/workload"
 )
@@ -83,4 +84,59 @@ func BenchmarkPartitionGroupsIdle(b *testing.B) {
 			b.ReportMetric(float64(frames)/simS, "frames/sim-s")
 		})
 	}
+}
+
+// BenchmarkPartitionGroupsBusy is BenchmarkPartitionGroupsIdle with a
+// producer: one client sends batches of 4 messages round robin over the N
+// partitions (PartitionID) for the ten simulated seconds, as fast as its
+// replies come back. It reports CPU per simulated second, frames per
+// simulated second and per committed message, against N.
+func BenchmarkPartitionGroupsBusy(b *testing.B) {
+	for _, n := range []int{1, 16, 256} {
+		b.Run(fmt.Sprintf("partitions=%d", n), func(b *testing.B) {
+			const busyNs = 10 * second
+			var frames, messages uint64
+			var runs int
+			for b.Loop() {
+				b.StopTimer()
+				c := NewCluster(DefaultClusterOptions(7, 3, 1))
+				cl := c.Clients[0]
+				cl.Submit(workload.Op{Operation: wire.OperationCreateStream, Body: createStream("bench")})
+				cl.Submit(workload.Op{Operation: wire.OperationCreateTopic, Body: metadata.CreateTopic{
+					Stream: metadata.Named("bench"), PartitionsCount: uint32(n), Name: "busy"}.Encode()})
+				if !c.RunUntil(60*second, func() bool { return clientsIdle(c) && c.CommittedEverywhere(c.Checker.Committed()) }) {
+					b.Fatal("the cluster did not settle")
+				}
+				for i := range 4000 {
+					cl.Submit(workload.Op{Operation: wire.OperationSendMessages, Body: benchSend(uint32(i%n), uint64(4*i+1))})
+				}
+				before, committed := c.Net.Stats().FramesSent, c.Checker.PartitionMessages()
+				b.StartTimer()
+				c.Run(busyNs)
+				b.StopTimer()
+				frames += c.Net.Stats().FramesSent - before
+				messages += c.Checker.PartitionMessages() - committed
+				if v := c.Checker.Violation(); v != nil {
+					b.Fatal(v)
+				}
+				runs++
+				b.StartTimer()
+			}
+			simS := float64(runs) * float64(busyNs) / 1e9
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/simS/1e3, "cpu-µs/sim-s")
+			b.ReportMetric(float64(frames)/simS, "frames/sim-s")
+			b.ReportMetric(float64(frames)/float64(max(messages, 1)), "frames/msg")
+		})
+	}
+}
+
+// benchSend is a SendMessages of 4 messages to partition p of bench/busy.
+func benchSend(p uint32, firstID uint64) []byte {
+	msgs := make([]wire.Message, 4)
+	for i := range msgs {
+		msgs[i] = wire.Message{ID: wire.U128{Lo: firstID + uint64(i)}, OffsetDelta: uint32(i), Payload: []byte("0123456789abcdef")}
+	}
+	return partition.EncodeSendMessages(partition.SendMessages{Stream: metadata.Named("bench"), Topic: metadata.Named("busy"),
+		Partitioning: partition.Partitioning{Kind: partition.PartitionID, Partition: p},
+		Batch:        wire.EncodeBatch(wire.BatchHeader{OriginTimestamp: 1}, msgs)})
 }
