@@ -73,3 +73,54 @@ func TestAmnesiacReplicaIsQuorumInvisible(t *testing.T) {
 		t.Fatal("r1's amnesia never ended")
 	}
 }
+
+// TestAmnesiaEndsWithALaterViewsLog scripts VOPR seed
+// 15776400082343665307: an amnesiac replica joins a view whose log ends in
+// an uncommitted op, and a later view truncates that op. It has applied
+// the later view's log, so it holds everything that may be committed: its
+// amnesia ends there (waiting for the first view's head, which is never
+// committed, kept it quorum-invisible for good).
+func TestAmnesiaEndsWithALaterViewsLog(t *testing.T) {
+	c := newCluster(t, 5, 91)
+	r0, r2 := c.replicas[0], c.replicas[2]
+	commitEverywhere(t, c, 1, 2)
+	r2.crash()
+	// r0 prepares op 3 and it reaches no one: r0 alone holds it.
+	c.drop = func(m message) bool {
+		return m.from == 0 && wire.HeaderOf(m.frame).Command() == wire.CommandPrepare
+	}
+	proposeAt(t, r0, 3)
+	c.settle()
+	// r2 restarts without its memory journal and joins view 0 from r0's
+	// StartView, whose log ends at op 3; its acknowledgements are lost, so
+	// op 3 does not commit.
+	c.drop = func(m message) bool {
+		cmd := wire.HeaderOf(m.frame).Command()
+		return m.from == 0 && cmd == wire.CommandPrepare && m.to != 2 || m.from == 2 && cmd == wire.CommandPrepareOk
+	}
+	r2.amnesiac = true
+	r2.start(false)
+	r2.amnesiac = false
+	if !c.runUntil(200_000, func() bool {
+		return r2.group.Status() == StatusNormal && r2.group.Op() == 3 && r2.group.CommitMin() == 2
+	}) {
+		c.dump()
+		t.Fatalf("r2 did not join view 0 at op 3 (probes %v)", c.probes)
+	}
+	if !r2.group.Amnesiac() || r2.group.CommitMin() != 2 {
+		t.Fatalf("r2 amnesiac %v at commit %d: want amnesiac, op 3 uncommitted", r2.group.Amnesiac(), r2.group.CommitMin())
+	}
+	// r0 is cut off; r1, r3 and r4 start view 1 without op 3 (three nacks).
+	c.drop = nil
+	c.isolate(0)
+	if !c.runUntil(400_000, func() bool {
+		return r2.group.View() >= 1 && r2.group.Status() == StatusNormal && r2.group.Op() == 2
+	}) {
+		c.dump()
+		t.Fatalf("no later view truncated op 3 at r2 (probes %v)", c.probes)
+	}
+	if !c.runUntil(100_000, func() bool { return !r2.group.Amnesiac() }) {
+		c.dump()
+		t.Fatal("r2 applied the later view's whole log and is still amnesiac")
+	}
+}

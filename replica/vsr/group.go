@@ -95,8 +95,8 @@ type Group struct {
 	appending map[uint64]wire.U128
 
 	// amnesiac: this replica lost its journal at a restart and has not yet
-	// applied the log of the first view it joined since (up to amnesiaUntil,
-	// known once amnesiaKnown). Until then it is quorum-invisible in view
+	// applied the log of a view it joined since (up to amnesiaUntil, the
+	// head of the latest such log, known once amnesiaKnown). Until then it is quorum-invisible in view
 	// changes: it sends no DoViewChange, so it neither nacks an op it may
 	// have acknowledged before the crash nor counts towards a view-change
 	// quorum that might then miss a committed op, and it cannot lead a view

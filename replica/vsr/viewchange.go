@@ -849,9 +849,14 @@ func (g *Group) installView(view uint32, op, commit uint64, entries []wire.Heade
 	}
 	g.learnCommit(commit)
 	g.extendCanonDown()
-	if g.amnesiac && !g.amnesiaKnown {
-		// The first log it joins since its restart: every op it may have
-		// acknowledged and that may be committed is in it.
+	if g.amnesiac {
+		// A log it joins since its restart: every op it may have
+		// acknowledged and that may be committed is in it, so once it has
+		// applied that log it holds them all. Any view's log will do, the
+		// latest best: a later view may truncate the uncommitted top of an
+		// earlier one, which would then never be applied (VOPR seed
+		// 15776400082343665307: amnesiac for good after view 11's ops 10
+		// and 11 were dropped by view 17).
 		g.amnesiaUntil, g.amnesiaKnown = g.op, true
 		g.caughtUp()
 	}
