@@ -34,6 +34,10 @@ type Mix struct {
 	headers    bool
 	nextID     uint64
 	sends      bool
+	// bootstrap: the ops the mix hands out first when it sends, so that
+	// the producers have a topic with partitions early (the hot stream,
+	// then the hot topic).
+	bootstrap int
 }
 
 // The hot stream and topic sends go to (names of the pools).
@@ -74,6 +78,14 @@ func NewMix(rng *rand.Rand, sends bool) *Mix {
 
 // Next draws the next operation.
 func (m *Mix) Next() Op {
+	if m.sends && m.bootstrap < 2 {
+		m.bootstrap++
+		if m.bootstrap == 1 {
+			return Op{Operation: wire.OperationCreateStream, Body: metadata.CreateStream{Name: hotStream}.Encode()}
+		}
+		return Op{Operation: wire.OperationCreateTopic, Body: metadata.CreateTopic{Stream: metadata.Named(hotStream),
+			PartitionsCount: uint32(1 + m.rng.IntN(4)), Name: hotTopic}.Encode()}
+	}
 	total := 0
 	for _, w := range m.weights {
 		total += w
@@ -125,7 +137,8 @@ func (m *Mix) send(stream metadata.Identifier) Op {
 	var p partition.Partitioning
 	switch k := m.rng.IntN(8); {
 	case k < 6:
-		p = partition.Partitioning{Kind: partition.PartitionID, Partition: uint32(m.rng.IntN(4))}
+		// Mostly the first two partitions, which most topics have.
+		p = partition.Partitioning{Kind: partition.PartitionID, Partition: uint32(m.rng.IntN(2 + 2*m.rng.IntN(2)))}
 	case k == 6:
 		p = partition.Partitioning{Kind: partition.Balanced}
 	default:

@@ -30,14 +30,22 @@ func captureRecord(atNs int64, from, to uint8, frame []byte) []byte {
 // its delivery time and path, SendMessages prepares among them with their
 // batch summaries.
 func TestDecodeCaptureOfAPartitionRun(t *testing.T) {
-	o := sim.Swarm(80) // three replicas or more, the bound, sends (seed 80 commits 66 messages)
-	if !o.Sends {
-		t.Fatal("seed 80 no longer sends: pick another partition seed")
-	}
+	// The first swarm seed that sends and commits messages (the seeds'
+	// worlds move with the code, so the test finds one).
+	var o sim.Options
+	var res sim.Result
 	var capture bytes.Buffer
-	res := sim.RunWith(o, sim.Outputs{Capture: &capture})
-	if res.Outcome != sim.Pass || res.Messages == 0 {
-		t.Fatalf("the seed must pass and commit messages: %s", res.Summary())
+	for seed := uint64(1); seed <= 100 && res.Messages == 0; seed++ {
+		if o = sim.Swarm(seed); !o.Sends {
+			continue
+		}
+		capture.Reset()
+		if res = sim.RunWith(o, sim.Outputs{Capture: &capture}); res.Outcome != sim.Pass {
+			t.Fatalf("seed %d failed: %s: %s", seed, res.Summary(), res.Violation)
+		}
+	}
+	if res.Messages == 0 {
+		t.Fatal("no swarm seed in 1..100 commits messages")
 	}
 	if plain := sim.Run(o, nil); plain.Digest != res.Digest {
 		t.Fatalf("a captured run has digest %016x, a plain one %016x", res.Digest, plain.Digest)
