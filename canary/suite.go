@@ -1,6 +1,7 @@
 package canary
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/iggy-vopr/vopr/sim"
@@ -23,19 +24,42 @@ type Canary struct {
 	// "replica panic") of which the first failure's violation must start
 	// with one.
 	Expect []string
+	// AlsoLiveness, for a correctness canary whose bug can first surface as
+	// a stall (a partition group left without what it lost), lists the
+	// liveness violations that catch it too.
+	AlsoLiveness []string
 }
 
 // Accepts reports whether a failure is the one the canary expects.
 func (c *Canary) Accepts(o sim.Outcome, violation string) bool {
-	if o != c.Outcome {
+	want := c.Expect
+	switch {
+	case o == sim.Liveness && c.Outcome == sim.Correctness && len(c.AlsoLiveness) > 0:
+		want = c.AlsoLiveness
+	case o != c.Outcome:
 		return false
 	}
-	for _, e := range c.Expect {
+	for _, e := range want {
 		if strings.HasPrefix(violation, e) {
 			return true
 		}
 	}
 	return false
+}
+
+// Exits is the exit status a campaign may end with, as run.sh's table
+// writes it: "129", or "129|128" with AlsoLiveness.
+func (c *Canary) Exits() string {
+	if len(c.AlsoLiveness) > 0 {
+		return strconv.Itoa(c.Outcome.ExitCode()) + "|" + strconv.Itoa(sim.Liveness.ExitCode())
+	}
+	return strconv.Itoa(c.Outcome.ExitCode())
+}
+
+// Expected is the violations of either outcome, as run.sh's table writes
+// them.
+func (c *Canary) Expected() string {
+	return strings.Join(append(append([]string(nil), c.Expect...), c.AlsoLiveness...), "|")
 }
 
 // Lookup returns the canary of tag.
@@ -54,7 +78,7 @@ func Suite() []Canary {
 		{
 			Tag:     "canary_commit_one_ack",
 			Site:    "replica/vsr/normal.go commitPipeline",
-			Breaks:  "the primary commits a prepare on its first acknowledgement, ignoring the replication quorum",
+			Breaks:  "the metadata primary commits a prepare on its first acknowledgement, ignoring the replication quorum",
 			Probed:  true,
 			Outcome: sim.Correctness,
 			Expect:  []string{"committed op replaced", "divergent commit", "non-linearizable reply", "hash chain break", "replica panic"},
@@ -156,14 +180,17 @@ func Suite() []Canary {
 			Site:    "replica/partition/poll.go Poll",
 			Breaks:  "a poll also returns the batches of the journal above the committed prefix",
 			Outcome: sim.Correctness,
-			Expect:  []string{"G1a aborted read"},
+			Expect:  []string{"G1a aborted read", "inconsistent offsets"},
 		},
 		{
 			Tag:     "canary_amnesia_votes",
 			Site:    "replica/vsr/group.go New",
 			Breaks:  "a replica that lost its memory journal at a restart votes in view changes at once, as if it held what it lost",
 			Outcome: sim.Correctness,
-			Expect:  []string{"replica panic", "committed op replaced", "divergent commit", "lost write", "inconsistent offsets"},
+			Expect:  []string{"replica panic", "committed op lost", "committed op replaced", "divergent commit", "lost write", "inconsistent offsets"},
+			// A group whose log the vote broke can stall before any check
+			// sees the loss itself.
+			AlsoLiveness: []string{"the core did not converge"},
 		},
 		{
 			Tag:     "canary_no_restamp",

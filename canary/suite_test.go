@@ -2,7 +2,6 @@ package canary
 
 import (
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -40,8 +39,8 @@ func TestRunScriptMatchesSuite(t *testing.T) {
 			continue
 		}
 		expect := strings.Join(f[2:], " ")
-		if f[0] != c.Tag || f[1] != strconv.Itoa(c.Outcome.ExitCode()) || expect != strings.Join(c.Expect, "|") {
-			t.Errorf("run.sh row %d is %s %s %q; Suite has %s %d %q", i, f[0], f[1], expect, c.Tag, c.Outcome.ExitCode(), strings.Join(c.Expect, "|"))
+		if f[0] != c.Tag || f[1] != c.Exits() || expect != c.Expected() {
+			t.Errorf("run.sh row %d is %s %s %q; Suite has %s %s %q", i, f[0], f[1], expect, c.Tag, c.Exits(), c.Expected())
 		}
 		if _, err := os.Stat("tag_" + strings.TrimPrefix(c.Tag, "canary_") + ".go"); err != nil {
 			t.Errorf("%s has no tag file: run gentags.sh", c.Tag)

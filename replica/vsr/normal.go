@@ -336,7 +336,7 @@ func (g *Group) onPrepareOk(from uint8, h *wire.Header) {
 func (g *Group) commitPipeline() {
 	for len(g.pipeline) > 0 {
 		e := g.pipeline[0]
-		if canaryCommitOneAck && e.acks != 0 && (e.acks&(1<<g.cfg.Replica) == 0 || popcount(e.acks) < g.quorumReplication()) {
+		if canaryCommitOneAck && g.cfg.Group == wire.MetadataGroup && e.acks != 0 && (e.acks&(1<<g.cfg.Replica) == 0 || popcount(e.acks) < g.quorumReplication()) {
 			g.probe("canary: committed on the first ack") // canary_commit_one_ack: the first ack counts as a quorum
 			e.acks = 1<<g.cfg.ReplicaCount - 1
 		}
