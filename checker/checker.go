@@ -442,6 +442,10 @@ func (c *Checker) Complete(done workload.Completion) {
 		c.partitionReply(done, &r)
 		return
 	}
+	if r.Operation == wire.OperationStoreConsumerOffset || r.Operation == wire.OperationDeleteConsumerOffset {
+		c.offsetReply(done, &r)
+		return
+	}
 	if r.Operation == wire.OperationNonReplicated {
 		if inv, ok := c.invocations[requestKey{done.ClientID, done.Request}]; ok && inv.inv.Code == pollMessagesCode {
 			c.pollReply(done, &r)

@@ -36,12 +36,13 @@ import (
 
 // Names of the partition planes' violations (Jepsen's queue vocabulary).
 const (
-	InconsistentOffsets = "inconsistent offsets"  // a committed batch not at the log's next offset, or not stamped with its prepare's timestamp; a poll's current offset below what it returned
-	AbortedRead         = "G1a aborted read"      // a poll returned a batch that is not committed, or not as committed
-	PollSkip            = "poll skip"             // a poll's records are not consecutive batches of one partition
-	CorruptBatch        = "corrupt batch applied" // a committed batch whose checksums do not verify
-	DuplicateMessage    = "duplicate"             // a message id committed twice, not through a retry of its send
-	LostWrite           = "lost write"            // an acknowledged send whose messages are not at the acknowledged offsets
+	InconsistentOffsets = "inconsistent offsets"              // a committed batch not at the log's next offset, or not stamped with its prepare's timestamp; a poll's current offset below what it returned
+	AbortedRead         = "G1a aborted read"                  // a poll returned a batch that is not committed, or not as committed
+	OffsetAhead         = "consumer offset ahead of the data" // a stored consumer offset past the partition's committed messages
+	PollSkip            = "poll skip"                         // a poll's records are not consecutive batches of one partition
+	CorruptBatch        = "corrupt batch applied"             // a committed batch whose checksums do not verify
+	DuplicateMessage    = "duplicate"                         // a message id committed twice, not through a retry of its send
+	LostWrite           = "lost write"                        // an acknowledged send whose messages are not at the acknowledged offsets
 )
 
 // partitionLog is the checker's model of one partition group.
@@ -155,6 +156,11 @@ func (c *Checker) partitionCommit(l *partitionLog, r uint8, h wire.Header, body 
 		}
 	}
 	entry := partitionOp{header: h}
+	if p.Operation == wire.OperationStoreConsumerOffset || p.Operation == wire.OperationDeleteConsumerOffset {
+		if !c.checkOffsetCommit(l, r, &p, body) {
+			return
+		}
+	}
 	if p.Operation == wire.OperationSendMessages {
 		base, count, ok := c.checkBatch(l, r, &p, body)
 		if !ok {
@@ -350,3 +356,60 @@ func (c *Checker) PartitionCommitted(group uint64) uint64 {
 
 // Polls returns the number of poll replies checked.
 func (c *Checker) Polls() uint64 { return c.polls }
+
+// checkOffsetCommit checks a first commit of a consumer offset operation: a
+// client sent exactly it, and a stored offset is at or below the last
+// committed message of its partition ("consumer offset ahead of the data").
+// Bodies are parsed here, on their own (client-ops.md 5.26, 5.27).
+func (c *Checker) checkOffsetCommit(l *partitionLog, r uint8, p *wire.PrepareHeader, body []byte) bool {
+	key := requestKey{p.Client, p.Request}
+	inv, sent := c.invocations[key]
+	if !sent || inv.inv.Operation != p.Operation || string(inv.inv.Body) != string(body) {
+		c.fail(Violation{Name: PhantomCommit, Replicas: []uint8{r}, Ops: []uint64{p.Op},
+			Detail: fmt.Sprintf("group %d op %d is a %v that client %s request %d did not send", l.group, p.Op, p.Operation, p.Client, p.Request)})
+		return false
+	}
+	if p.Operation != wire.OperationStoreConsumerOffset {
+		return true
+	}
+	offset, ok := storedOffsetOf(body)
+	if !ok {
+		c.fail(Violation{Name: PhantomCommit, Replicas: []uint8{r}, Ops: []uint64{p.Op},
+			Detail: fmt.Sprintf("group %d op %d: a StoreConsumerOffset body that does not parse", l.group, p.Op)})
+		return false
+	}
+	if offset >= l.offset {
+		c.fail(Violation{Name: OffsetAhead, Replicas: []uint8{r}, Ops: []uint64{p.Op},
+			Detail: fmt.Sprintf("group %d op %d stores offset %d, and the partition's committed messages end at offset %d",
+				l.group, p.Op, offset, int64(l.offset)-1)})
+		return false
+	}
+	return true
+}
+
+// storedOffsetOf reads the offset of a StoreConsumerOffset body: consumer
+// kind, three identifiers ([kind][len][bytes] each), the optional partition
+// (5 bytes), then the offset.
+func storedOffsetOf(body []byte) (uint64, bool) {
+	at := 1
+	for range 3 {
+		if len(body) < at+2 {
+			return 0, false
+		}
+		at += 2 + int(body[at+1])
+	}
+	at += 5
+	if len(body) < at+8 {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint64(body[at:]), true
+}
+
+// offsetReply checks a consumer offset reply: the success body (client-ops.md
+// 5.26: result-framed, no payload). What was stored is checked at commit.
+func (c *Checker) offsetReply(done workload.Completion, r *wire.ReplyHeader) {
+	if body := done.Frame[wire.HeaderSize:]; string(body) != "\x00\x00\x00\x00" {
+		c.fail(Violation{Name: WrongReply, Detail: fmt.Sprintf("client %s request %d: a %v success with body %x",
+			done.ClientID, done.Request, r.Operation, body)})
+	}
+}

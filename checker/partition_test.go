@@ -342,3 +342,58 @@ func TestPollPromises(t *testing.T) {
 		h.want(checker.InconsistentOffsets)
 	})
 }
+
+// storeBody is a StoreConsumerOffset body (consumer 1, numeric stream and
+// topic, partition 0) storing offset.
+func storeBody(offset uint64) []byte {
+	b := []byte{1, 1, 4, 1, 0, 0, 0, 1, 4, 1, 0, 0, 0, 1, 4, 2, 0, 0, 0, 1, 0, 0, 0, 0}
+	b = binary.LittleEndian.AppendUint64(b, offset)
+	return append(b, 1)
+}
+
+// commitOffset invokes and commits request req's StoreConsumerOffset of
+// offset as the group's next op (body as sent, unless commitBody differs).
+func (h *partitionHistory) commitOffset(req uint64, offset uint64, commitBody []byte) {
+	h.c.Invoke(workload.Invocation{Client: 0, ClientID: wire.U128{Lo: 1}, Session: 1, Request: req,
+		Operation: wire.OperationStoreConsumerOffset, Body: storeBody(offset), AtNs: h.tick()})
+	if commitBody == nil {
+		commitBody = storeBody(offset)
+	}
+	op := uint64(len(h.headers)) + 1
+	var parent wire.U128
+	if op > 1 {
+		parent = h.headers[op-2].Checksum()
+	}
+	x := wire.PrepareHeader{Prefix: wire.Prefix{Cluster: wire.ClusterID("c"), Command: wire.CommandPrepare},
+		Client: wire.U128{Lo: 1}, Parent: parent, Op: op, Timestamp: 1000 + op, Request: req,
+		Operation: wire.OperationStoreConsumerOffset, Group: testGroup}
+	frame := wire.BuildFrame(&x, commitBody)
+	hd := *wire.HeaderOf(frame)
+	h.headers = append(h.headers, hd)
+	h.commitAll(hd, frame[wire.HeaderSize:])
+}
+
+// TestConsumerOffsetAheadOfTheData: a stored offset at or below the last
+// committed message passes; one past it is a violation, and so is a stored
+// offset no client sent.
+func TestConsumerOffsetAheadOfTheData(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		offset uint64
+		body   []byte
+		want   string
+	}{
+		{"the last committed offset", 2, nil, ""},
+		{"one past the committed messages", 3, nil, checker.OffsetAhead},
+		{"another offset than the client sent", 1, storeBody(0), checker.PhantomCommit},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newPartitionHistory(t)
+			h.invoke(1, batchOf(1, 2, 3))
+			a, ab := h.prepare(1, batchOf(1, 2, 3), 0, 0)
+			h.commitAll(a, ab)
+			h.commitOffset(2, tc.offset, tc.body)
+			h.want(tc.want)
+		})
+	}
+}

@@ -21,7 +21,6 @@ import (
 const (
 	codeTransientNotCommitted uint32 = 57 // outcome unknown: replay on the same connection
 	codeTransientNotAccepted  uint32 = 58 // not admitted: retry anywhere
-	codeFeatureUnavailable    uint32 = 5
 	codeResourceNotFound      uint32 = 20
 )
 

@@ -430,10 +430,6 @@ func (g *partitionGroup) Commit(prepare []byte) {
 // not admitted yet (FeatureUnavailable).
 func (h *partitionHost) admit(c ConnID, x *wire.RequestHeader, body []byte) {
 	r := h.r
-	if x.Operation != wire.OperationSendMessages {
-		r.answerStatus(c, x, codeFeatureUnavailable)
-		return
-	}
 	e, ok := r.table.Lookup(x.Client)
 	switch {
 	case !ok:
@@ -444,6 +440,10 @@ func (h *partitionHost) admit(c ConnID, x *wire.RequestHeader, body []byte) {
 		return
 	case x.Session > e.Epoch:
 		r.probe("partition plane: request of a session ahead of the table dropped")
+		return
+	}
+	if x.Operation != wire.OperationSendMessages {
+		h.admitOffset(c, x, body, e.UserID)
 		return
 	}
 	s, err := partition.DecodeSendMessages(body)
@@ -490,11 +490,14 @@ func (h *partitionHost) canaryReplyAtPrepare(g *partitionGroup, c ConnID) {
 
 // Read statuses (client-ops.md 2.7, 5.28).
 const (
-	codeUnauthenticated    uint32 = 40
-	codeStreamIDNotFound   uint32 = 1009
-	codeTopicIDNotFound    uint32 = 2010
-	codePartitionNotFound  uint32 = 3007
-	pollReplyBytesMaxSlack        = 4096
+	codeUnauthenticated   uint32 = 40
+	codeStreamIDNotFound  uint32 = 1009
+	codeTopicIDNotFound   uint32 = 2010
+	codePartitionNotFound uint32 = 3007
+	// Consumer offsets (client-ops.md 5.26, 5.27).
+	codeInvalidOffset          uint32 = 4100
+	codeConsumerOffsetNotFound uint32 = 3021
+	pollReplyBytesMaxSlack            = 4096
 )
 
 // poll serves a PollMessages (a non-replicated read) on whichever replica
@@ -543,7 +546,7 @@ func (h *partitionHost) poll(c ConnID, x *wire.RequestHeader, body []byte) {
 		return
 	}
 	bytesMax := int(r.cfg.Profile.FrameSizeMax) - wire.HeaderSize - pollReplyBytesMaxSlack
-	current, batches := g.plane.Poll(q.Strategy, q.Value, q.Count, bytesMax)
+	current, batches := g.plane.Poll(q.Strategy, q.Value, q.Count, bytesMax, partition.ConsumerKey(q.Consumer))
 	h.pollReply(c, x, partition.PollReply(ref.Partition, current, batches))
 	r.env.Sink.Event(Event{Kind: EventPoll, Replica: r.cfg.Replica, Client: x.Client, Request: x.Request,
 		PartitionGroup: ref.Group})
@@ -557,6 +560,75 @@ func (h *partitionHost) pollReply(c ConnID, x *wire.RequestHeader, body []byte) 
 		RequestChecksum: x.RequestChecksum, Client: x.Client, Op: x.Session, Commit: r.metadata.CommitMax(),
 		Request: x.Request, Operation: wire.OperationNonReplicated}
 	r.env.Clients.Send(c, wire.BuildFrame(&rep, body))
+}
+
+// admitOffset is the partition primary's admission of a StoreConsumerOffset
+// (161) or DeleteConsumerOffset (162) of an individual consumer
+// (client-ops.md 5.26, 5.27; consumer groups come with their metadata
+// operations): a body that decodes and names its partition (else
+// ResourceNotFound), the group's Normal primary (else TransientNotAccepted),
+// then InvalidOffset for a store beyond the partition's current offset or on
+// an empty one, ConsumerOffsetNotFound for a delete of no stored offset.
+// NoAck applies it here and answers at once, nothing replicated (Iggy's
+// leader-local fast path); Quorum replicates it and applies it at commit.
+func (h *partitionHost) admitOffset(c ConnID, x *wire.RequestHeader, body []byte, user uint32) {
+	r := h.r
+	store := x.Operation == wire.OperationStoreConsumerOffset
+	q, err := partition.DecodeOffsetRequest(body, store)
+	if err != nil || q.ConsumerKind != partition.ConsumerSingle || !q.HasPartition {
+		r.answerStatus(c, x, codeResourceNotFound)
+		return
+	}
+	sk, tk, ok := r.state.ResolveTopic(q.Stream, q.Topic)
+	var ref metadata.PartitionRef
+	found := false
+	if ok {
+		parts, _ := r.state.TopicPartitions(sk, tk)
+		for _, p := range parts {
+			if p.Partition == q.Partition {
+				ref, found = p, true
+			}
+		}
+	}
+	if !found {
+		r.answerStatus(c, x, codeResourceNotFound)
+		return
+	}
+	g := h.groups[ref.Group]
+	if g == nil || !g.group.IsPrimary() {
+		r.answerStatus(c, x, codeTransientNotAccepted)
+		return
+	}
+	key := partition.ConsumerKey(q.Consumer)
+	switch {
+	case store && (g.plane.NextOffset() == 0 || q.Offset >= g.plane.NextOffset()):
+		r.answerStatus(c, x, codeInvalidOffset)
+		return
+	case !store:
+		if _, ok := g.plane.StoredOffset(key); !ok {
+			r.answerStatus(c, x, codeConsumerOffsetNotFound)
+			return
+		}
+	}
+	if q.Ack == partition.AckNone {
+		if store {
+			g.plane.StoreOffset(key, q.Offset)
+		} else {
+			g.plane.DeleteOffset(key)
+		}
+		rep := wire.ReplyHeader{Prefix: wire.Prefix{Cluster: r.cfg.Cluster(), Replica: r.cfg.Replica},
+			RequestChecksum: x.RequestChecksum, Client: x.Client, Request: x.Request, Operation: x.Operation}
+		r.env.Clients.Send(c, wire.BuildFrame(&rep, partition.OffsetReply()))
+		r.probe("partition plane: consumer offset applied leader-locally (NoAck)")
+		return
+	}
+	r.bind(c, x.Client)
+	h.enter(g)
+	if g.group.Propose(vsr.Proposal{Client: x.Client, Request: x.Request, RequestChecksum: x.RequestChecksum,
+		Operation: x.Operation, UserID: user, Body: body}) == vsr.Refused {
+		r.probe("partition plane: consumer offset dropped: both queues full")
+	}
+	h.drain()
 }
 
 // resolve finds the partition a send goes to (client-ops.md 1.5).

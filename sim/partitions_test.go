@@ -357,3 +357,75 @@ func TestScenarioOnlyGroupsThatHeldPreparesAreAmnesiac(t *testing.T) {
 	}
 	noViolation(t, c)
 }
+
+// offsetOp is a StoreConsumerOffset (store) or DeleteConsumerOffset of
+// consumer 1 on partition 0 of ps/pt.
+func offsetOp(store bool, offset uint64, ack uint8) workload.Op {
+	q := partitionpkg.OffsetRequest{ConsumerKind: partitionpkg.ConsumerSingle, Consumer: metadata.ID(1),
+		Stream: metadata.Named("ps"), Topic: metadata.Named("pt"), HasPartition: true, Partition: 0, Offset: offset, Ack: ack}
+	if store {
+		return workload.Op{Operation: wire.OperationStoreConsumerOffset, Body: partitionpkg.EncodeOffsetRequest(q, true)}
+	}
+	return workload.Op{Operation: wire.OperationDeleteConsumerOffset, Body: partitionpkg.EncodeOffsetRequest(q, false)}
+}
+
+// statusOf reads a reply's status.
+func statusOf(frame []byte) uint32 {
+	var r wire.ReplyHeader
+	r.Decode(wire.HeaderOf(frame))
+	return r.Status
+}
+
+// TestScenarioConsumerOffsets: a store at Quorum is replicated and applied
+// at commit on every replica, and a Next poll starts after it; a store
+// beyond the partition's messages is refused InvalidOffset, a delete of
+// none ConsumerOffsetNotFound; a NoAck store is applied at the primary
+// alone and answered at once.
+func TestScenarioConsumerOffsets(t *testing.T) {
+	c := newScenario(t, 81, 3, 1)
+	cl := c.Clients[0]
+	cl.Submit(workload.Op{Operation: wire.OperationCreateStream, Body: createStream("ps")})
+	cl.Submit(workload.Op{Operation: wire.OperationCreateTopic, Body: metadata.CreateTopic{Stream: metadata.Named("ps"),
+		PartitionsCount: 1, Name: "pt"}.Encode()})
+	cl.Submit(workload.Op{Operation: wire.OperationDeleteConsumerOffset, Body: offsetOp(false, 0, partitionpkg.AckQuorum).Body})
+	cl.Submit(offsetOp(true, 0, partitionpkg.AckQuorum)) // the partition is empty
+	cl.Submit(workload.Op{Operation: wire.OperationSendMessages, Body: sendTo(0, 1, 3)})
+	cl.Submit(workload.Op{Operation: wire.OperationSendMessages, Body: sendTo(0, 4, 2)})
+	cl.Submit(offsetOp(true, 5, partitionpkg.AckQuorum)) // beyond offset 4
+	cl.Submit(offsetOp(true, 2, partitionpkg.AckQuorum))
+	cl.Submit(pollOf(partitionpkg.PollNext, 0, 10))
+	settleAll(t, c, 30*second)
+	done := cl.Completions[len(cl.Completions)-7:]
+	for i, want := range []uint32{3021, 4100, 0, 0, 4100, 0, 0} {
+		if got := statusOf(done[i].Frame); got != want {
+			t.Fatalf("request %d: status %d, want %d", i, got, want)
+		}
+	}
+	if _, bases := pollOffsets(t, done[6].Frame); !slices.Equal(bases, []uint64{3}) {
+		t.Fatalf("the Next poll after offset 2 returned records at %v, want [3]", bases)
+	}
+	id := c.Primary().Replica().PartitionGroups()[0]
+	stored := func(n *ReplicaNode) (uint64, bool) {
+		p, _ := n.Replica().PartitionPlane(id)
+		return p.StoredOffset(1)
+	}
+	if !c.RunUntil(10*second, func() bool {
+		for _, n := range c.Replicas {
+			if v, ok := stored(n); !ok || v != 2 {
+				return false
+			}
+		}
+		return true
+	}) {
+		t.Fatal("the Quorum store was not applied on every replica")
+	}
+	cl.Submit(offsetOp(true, 4, partitionpkg.AckNone))
+	settleAll(t, c, 30*second)
+	if v, _ := stored(c.Replicas[0]); v != 4 {
+		t.Fatalf("the primary holds offset %d after a NoAck store of 4", v)
+	}
+	if v, _ := stored(c.Replicas[1]); v != 2 {
+		t.Fatalf("a backup holds offset %d after a NoAck store: NoAck is not replicated", v)
+	}
+	noViolation(t, c)
+}

@@ -23,7 +23,7 @@ type Op struct {
 // outcomes).
 type Mix struct {
 	rng     *rand.Rand
-	weights [9]int
+	weights [11]int
 	names   int // stream and topic names per pool
 	// Sends (weights[7]): batches of 1..batchMax messages with payloads of
 	// up to payloadMax bytes, user headers in some; every message id is
@@ -61,7 +61,7 @@ func NewMix(rng *rand.Rand, sends bool) *Mix {
 	}
 	m.weights[0] = max(m.weights[0], 10) // always create streams, or nothing else succeeds
 	if !sends {
-		m.weights[7], m.weights[8] = 0, 0
+		m.weights[7], m.weights[8], m.weights[9], m.weights[10] = 0, 0, 0, 0
 	} else {
 		// A producer needs a topic with partitions: sends go mostly to one
 		// hot stream and topic, which creates name often (with partitions)
@@ -125,6 +125,8 @@ func (m *Mix) Next() Op {
 		return m.send(stream)
 	case 8:
 		return m.poll(stream)
+	case 9, 10:
+		return m.offset(kind == 9)
 	default:
 		return Op{Operation: wire.OperationDeletePartitions, Body: metadata.DeletePartitions{Stream: stream, Topic: m.topic(),
 			PartitionsCount: uint32(1 + m.rng.IntN(3))}.Encode()}
@@ -164,6 +166,19 @@ func (m *Mix) send(stream metadata.Identifier) Op {
 	}
 	return Op{Operation: wire.OperationSendMessages, Body: partition.EncodeSendMessages(partition.SendMessages{Stream: stream,
 		Topic: topic, Partitioning: p, Batch: batch})}
+}
+
+// offset draws a StoreConsumerOffset (store) or DeleteConsumerOffset of one
+// of four consumers of the hot topic's first partitions, at either ack level;
+// a stored offset is drawn near the offsets the producers reach.
+func (m *Mix) offset(store bool) Op {
+	q := partition.OffsetRequest{ConsumerKind: partition.ConsumerSingle, Consumer: metadata.ID(uint32(1 + m.rng.IntN(4))),
+		Stream: metadata.Named(hotStream), Topic: metadata.Named(hotTopic), HasPartition: true,
+		Partition: uint32(m.rng.IntN(2)), Offset: uint64(m.rng.IntN(48)), Ack: uint8(m.rng.IntN(2))}
+	if store {
+		return Op{Operation: wire.OperationStoreConsumerOffset, Body: partition.EncodeOffsetRequest(q, true)}
+	}
+	return Op{Operation: wire.OperationDeleteConsumerOffset, Body: partition.EncodeOffsetRequest(q, false)}
 }
 
 // poll draws a PollMessages: mostly of the hot topic, a partition id, any

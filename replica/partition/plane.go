@@ -34,6 +34,10 @@ type Plane struct {
 	committed [][]byte
 	next      uint64 // the offset the next committed batch must start at
 	messages  uint64 // messages committed
+	// offsets: each individual consumer's stored offset, by ConsumerKey
+	// (looked up only). In memory, as the journal is: a committed
+	// StoreConsumerOffset is applied again from the log after a restart.
+	offsets map[uint32]uint64
 }
 
 // NewPlane returns the empty state of a partition whose batches carry
@@ -42,7 +46,7 @@ func NewPlane(partitionID uint64, journal Journal, commitMin func() uint64) *Pla
 	if journal == nil || commitMin == nil {
 		panic("partition: a plane needs its journal and commit_min")
 	}
-	return &Plane{partitionID: partitionID, journal: journal, commitMin: commitMin}
+	return &Plane{partitionID: partitionID, journal: journal, commitMin: commitMin, offsets: make(map[uint32]uint64)}
 }
 
 // PartitionID returns the partition id the plane's batches carry.
@@ -126,9 +130,25 @@ func (p *Plane) Apply(x *wire.PrepareHeader, body []byte, stream, topic uint32) 
 		p.next += uint64(h.MessageCount)
 		p.messages += uint64(h.MessageCount)
 		return SendMessagesReply(stream, topic, uint32(p.partitionID), h.BaseOffset)
+	case wire.OperationStoreConsumerOffset, wire.OperationDeleteConsumerOffset:
+		store := x.Operation == wire.OperationStoreConsumerOffset
+		r, err := DecodeOffsetRequest(body, store)
+		if err != nil {
+			panic(fmt.Sprintf("partition: replica is divergent: committed op %d: %v", x.Op, err))
+		}
+		if store {
+			p.StoreOffset(ConsumerKey(r.Consumer), r.Offset)
+		} else {
+			p.DeleteOffset(ConsumerKey(r.Consumer))
+		}
+		return OffsetReply()
 	}
 	panic(fmt.Sprintf("partition: committed op %d has operation %v", x.Op, x.Operation))
 }
+
+// OffsetReply is the body of a StoreConsumerOffset or DeleteConsumerOffset
+// success (client-ops.md 5.26: result-framed, no payload).
+func OffsetReply() []byte { return []byte{0, 0, 0, 0} }
 
 // SendMessagesReply is the body of a SendMessages reply (client-ops.md
 // 5.25, not result-framed): one confirmation.

@@ -149,9 +149,8 @@ func PollReply(partitionID uint32, current uint64, batches [][]byte) []byte {
 //
 // Starts: Offset its value; First 0; Last the offset count messages before
 // the end; Timestamp the first batch stamped at or after the value; Next
-// the stored offset plus one, and 0 while consumer offsets are not stored
-// (they land with operations 161 and 162).
-func (p *Plane) Poll(strategy uint8, value uint64, count uint32, bytesMax int) (uint64, [][]byte) {
+// consumer's stored offset plus one, 0 when it stored none.
+func (p *Plane) Poll(strategy uint8, value uint64, count uint32, bytesMax int, consumer uint32) (uint64, [][]byte) {
 	current := uint64(0)
 	if p.next > 0 {
 		current = p.next - 1
@@ -162,6 +161,10 @@ func (p *Plane) Poll(strategy uint8, value uint64, count uint32, bytesMax int) (
 		start = value
 	case PollLast:
 		start = p.next - min(p.next, uint64(count))
+	case PollNext:
+		if stored, ok := p.offsets[consumer]; ok {
+			start = stored + 1
+		}
 	case PollTimestamp:
 		start = p.next
 		for _, b := range p.committed {

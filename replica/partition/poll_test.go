@@ -86,9 +86,10 @@ func TestPollStrategies(t *testing.T) {
 		{"timestamp between batches", PollTimestamp, 250, 1, []uint64{5}},
 		{"timestamp after every batch", PollTimestamp, 999, 10, nil},
 		{"next without a stored offset", PollNext, 0, 3, []uint64{0}},
+
 		{"count zero", PollFirst, 0, 0, nil},
 	} {
-		current, got := p.Poll(tc.strategy, tc.value, tc.count, 1<<20)
+		current, got := p.Poll(tc.strategy, tc.value, tc.count, 1<<20, 9)
 		if current != 9 {
 			t.Fatalf("%s: current offset %d, want 9", tc.name, current)
 		}
@@ -96,11 +97,15 @@ func TestPollStrategies(t *testing.T) {
 			t.Fatalf("%s: batches at %v, want %v", tc.name, g, tc.want)
 		}
 	}
-	if _, got := p.Poll(PollFirst, 0, 100, PollReplyHeaderSize+len(p.Batches()[0])); len(got) != 1 {
+	p.StoreOffset(9, 4)
+	if _, got := p.Poll(PollNext, 0, 1, 1<<20, 9); !equal(bases(got), []uint64{5}) {
+		t.Fatalf("next after a stored offset 4: batches at %v, want [5]", bases(got))
+	}
+	if _, got := p.Poll(PollFirst, 0, 100, PollReplyHeaderSize+len(p.Batches()[0]), 9); len(got) != 1 {
 		t.Fatalf("a reply limited to one batch's bytes held %d batches", len(got))
 	}
 	empty := committedPlane(t)
-	if current, got := empty.Poll(PollFirst, 0, 10, 1<<20); current != 0 || len(got) != 0 {
+	if current, got := empty.Poll(PollFirst, 0, 10, 1<<20, 9); current != 0 || len(got) != 0 {
 		t.Fatalf("an empty partition polled %d batches at current %d", len(got), current)
 	}
 }
