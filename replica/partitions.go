@@ -673,11 +673,14 @@ func ruleOf(err error) string {
 
 // partitionJournal is a group's memory journal, whose state goes to the
 // group's superblock slot with one more fact: whether the group has ever
-// held a prepare here (held). A group that never did has nothing to lose at
-// a crash, so after a restart it is not amnesiac and votes at once; one that
-// did may have acknowledged what its lost memory held. The fact is durable
-// before the group acknowledges its first prepare: the first append's
-// completion (and Durable) waits for the state write that records it.
+// had a non-empty log here (held): held a prepare, or adopted a log with
+// ops. A group that never did has nothing to lose at a crash, so after a
+// restart it is not amnesiac and votes at once; one that did may have
+// acknowledged what its lost memory held, or would vote an empty log under
+// a log_view whose log was not. The fact is durable before the group acts
+// on its log: the first append's completion (and Durable) waits for the
+// state write that records it, and a state written with a non-empty log
+// records it too.
 type partitionJournal struct {
 	*vsr.MemJournal
 	h       *partitionHost
@@ -725,6 +728,13 @@ func (j *partitionJournal) WriteState(s wire.VsrState, done func()) {
 	}
 	j.state = s
 	j.pending = &stateWrite{state: s, done: done}
+	// A state written while the log is not empty (a log_view adopted with
+	// ops, even ops whose bodies never came) also records held: a vote of
+	// that log_view after a crash would otherwise claim an empty log for it
+	// (VOPR seed 1213: two such votes truncated a committed op).
+	if g := j.g.group; g != nil && g.Op() > 0 {
+		j.wantHeld = true
+	}
 	j.kick()
 }
 

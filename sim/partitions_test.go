@@ -429,3 +429,64 @@ func TestScenarioConsumerOffsets(t *testing.T) {
 	}
 	noViolation(t, c)
 }
+
+// TestScenarioAdoptedLogWithoutBodiesIsHeld scripts VOPR seed 1213: a backup
+// that never received a partition prepare's body adopts, in a view change,
+// a log of two committed ops, and restarts. It never held a prepare, but its
+// durable log_view's log was not empty: a vote of that log_view now would
+// claim an empty log and let the merge truncate the committed ops. It is
+// rebuilt amnesiac.
+func TestScenarioAdoptedLogWithoutBodiesIsHeld(t *testing.T) {
+	c := newScenario(t, 91, 3, 1)
+	cl := c.Clients[0]
+	cl.Submit(workload.Op{Operation: wire.OperationCreateStream, Body: createStream("ps")})
+	cl.Submit(workload.Op{Operation: wire.OperationCreateTopic, Body: metadata.CreateTopic{Stream: metadata.Named("ps"),
+		PartitionsCount: 1, Name: "pt"}.Encode()})
+	settleAll(t, c, 30*second)
+	id := c.Primary().Replica().PartitionGroups()[0]
+	noBodies := c.Net.AddFilter(network.Filter{From: network.AnyNode, To: 2, Action: network.Drop, Match: func(f []byte) bool {
+		h := wire.HeaderOf(f)
+		if h.Command() != wire.CommandPrepare && h.Command() != wire.CommandRepairPrepare {
+			return false
+		}
+		var x wire.PrepareHeader
+		x.Decode(h)
+		return x.Group == id
+	}})
+	cl.Submit(workload.Op{Operation: wire.OperationSendMessages, Body: sendTo(0, 1, 2)})
+	cl.Submit(workload.Op{Operation: wire.OperationSendMessages, Body: sendTo(0, 3, 1)})
+	settleAll(t, c, 30*second)
+	c.Replicas[0].Crash() // the group's primary: r1 and r2 change its view
+	if !c.RunUntil(60*second, func() bool {
+		g, ok := c.Replicas[2].Replica().PartitionGroup(id)
+		return ok && g.Status() == vsr.StatusNormal && g.View() > 0 && g.Op() == 2
+	}) {
+		t.Fatal("r2 did not adopt the new view's log of two ops")
+	}
+	if g, _ := c.Replicas[2].Replica().PartitionGroup(id); g.CommitMin() != 0 {
+		t.Fatalf("r2 applied op %d without any body", g.CommitMin())
+	}
+	amnesiac := map[uint64]bool{}
+	prev := c.OnEvent
+	c.OnEvent = func(e replica.Event) {
+		if e.Kind == replica.EventPartitionBuilt && e.Replica == 2 {
+			g, _ := c.Replicas[2].Replica().PartitionGroup(e.PartitionGroup)
+			amnesiac[e.PartitionGroup] = g.Amnesiac()
+		}
+		if prev != nil {
+			prev(e)
+		}
+	}
+	c.Run(2 * second) // the new view's state is durable by now
+	c.Replicas[2].Crash()
+	c.Net.RemoveFilter(noBodies)
+	c.Replicas[0].Restart()
+	c.Replicas[2].Restart()
+	if !c.RunUntil(60*second, func() bool { _, ok := amnesiac[id]; return ok }) {
+		t.Fatal("r2 did not rebuild the group")
+	}
+	if !amnesiac[id] {
+		t.Fatal("r2 rebuilt the group that had adopted a log with ops as one that lost nothing")
+	}
+	noViolation(t, c)
+}
