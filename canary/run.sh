@@ -37,7 +37,7 @@ canary_chain_unchecked          129 committed op replaced|divergent commit|hash 
 canary_heartbeat_reset          128 the core kept changing views after it converged
 canary_partition_reply_before_commit 129 lost write
 canary_poll_uncommitted         129 G1a aborted read|inconsistent offsets
-canary_amnesia_votes            129|128 replica panic|committed op lost|committed op replaced|divergent commit|lost write|inconsistent offsets|the core did not converge
+canary_amnesia_votes            129|128 log_view without its log|replica panic|committed op lost|committed op replaced|divergent commit|lost write|inconsistent offsets|the core did not converge
 canary_no_restamp               128 the core did not converge
 '
 

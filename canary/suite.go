@@ -187,7 +187,7 @@ func Suite() []Canary {
 			Site:    "replica/vsr/group.go New",
 			Breaks:  "a replica that lost its memory journal at a restart votes in view changes at once, as if it held what it lost",
 			Outcome: sim.Correctness,
-			Expect:  []string{"replica panic", "committed op lost", "committed op replaced", "divergent commit", "lost write", "inconsistent offsets"},
+			Expect:  []string{"log_view without its log", "replica panic", "committed op lost", "committed op replaced", "divergent commit", "lost write", "inconsistent offsets"},
 			// A group whose log the vote broke can stall before any check
 			// sees the loss itself.
 			AlsoLiveness: []string{"the core did not converge"},

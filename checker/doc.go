@@ -20,7 +20,8 @@
 //     another was invoked comes first).
 //
 // The partition planes are checked with a model of their own (partition.go):
-// per group the same canonical history, stamping (contiguous offsets,
+// per group the same canonical history, a DoViewChange of a log_view
+// reaching the log its sender went Normal with in it, stamping (contiguous offsets,
 // base_timestamp the prepare's, every checksum intact), no phantom batch,
 // no duplicate message outside a retry of its send, and every acknowledged
 // send at the offset it was committed at.

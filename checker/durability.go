@@ -73,7 +73,16 @@ func (c *Checker) Sent(nowNs int64, from uint8, frame []byte) {
 	if c.violation != nil || len(frame) < wire.HeaderSize || int(from) >= c.replicas {
 		return
 	}
-	if group, ok := wire.GroupOf(frame); !ok || group != wire.MetadataGroup {
+	group, ok := wire.GroupOf(frame)
+	if !ok {
+		return
+	}
+	if group != wire.MetadataGroup {
+		if h := wire.HeaderOf(frame); h.Command() == wire.CommandDoViewChange {
+			var x wire.DoViewChangeHeader
+			x.Decode(h)
+			c.partitionVote(from, group, &x)
+		}
 		return
 	}
 	h := wire.HeaderOf(frame)

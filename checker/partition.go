@@ -56,6 +56,10 @@ type partitionLog struct {
 	// ids: the message ids committed, with the send that committed each
 	// first (looked up only).
 	ids map[wire.U128]requestKey
+	// adopted: per replica, the log it last went Normal with in this group
+	// (log_view and head): a vote of that log_view must reach it, across
+	// restarts too (the log_view is durable in the group's superblock).
+	adopted []adoptedLog
 }
 
 type partitionOp struct {
@@ -86,7 +90,7 @@ func (c *Checker) partitionLog(group uint64) *partitionLog {
 		return l
 	}
 	l := &partitionLog{group: group, next: make([]uint64, c.replicas), high: make([]uint64, c.replicas),
-		ids: map[wire.U128]requestKey{}}
+		ids: map[wire.U128]requestKey{}, adopted: make([]adoptedLog, c.replicas)}
 	for i := range l.next {
 		l.next[i] = 1
 	}
@@ -101,6 +105,18 @@ func (c *Checker) partitionEvent(r uint8, g vsr.Event) {
 	case vsr.EventCommitted:
 		c.note("replica %d committed op %d of group %d %s", r, g.Op, g.Group, g.Header.Checksum())
 		c.partitionCommit(c.partitionLog(g.Group), r, g.Header, g.Body)
+	case vsr.EventStatus:
+		if g.Status == vsr.StatusNormal && g.LogView == g.View {
+			a := &c.partitionLog(g.Group).adopted[r]
+			if g.LogView != a.logView {
+				*a = adoptedLog{logView: g.LogView, head: g.Op, atNs: c.nowNs}
+			} else if g.Op > a.head {
+				a.head, a.atNs = g.Op, c.nowNs
+			}
+		}
+	case vsr.EventReconciled:
+		a := &c.partitionLog(g.Group).adopted[r]
+		a.head = min(a.head, g.Op)
 	case vsr.EventPrepared:
 		gk := groupPrepareKey{group: g.Group, prepareKey: prepareKey{view: g.View, op: g.Op}}
 		if prev, ok := c.partitionPrepares[gk]; ok && prev != g.Header.Checksum() {
@@ -412,4 +428,19 @@ func (c *Checker) offsetReply(done workload.Completion, r *wire.ReplyHeader) {
 		c.fail(Violation{Name: WrongReply, Detail: fmt.Sprintf("client %s request %d: a %v success with body %x",
 			done.ClientID, done.Request, r.Operation, body)})
 	}
+}
+
+// partitionVote checks a partition group's DoViewChange: a vote of the
+// log_view its sender last went Normal with must reach that log's head. A
+// replica that lost its memory journal and votes anyway, under a log_view
+// whose log was not empty, claims an empty log the merge trusts to drop
+// committed ops (VOPR seed 1213): "log_view without its log".
+func (c *Checker) partitionVote(r uint8, group uint64, x *wire.DoViewChangeHeader) {
+	a := c.partitionLog(group).adopted[r]
+	if x.LogView != a.logView || a.logView == 0 || x.Op >= a.head {
+		return
+	}
+	c.fail(Violation{Name: LogShorterThanView, Replicas: []uint8{r}, Ops: []uint64{a.head},
+		Detail: fmt.Sprintf("replica %d voted in view %d of partition group %d with log_view %d and head op %d, but it went Normal in log_view %d with head op %d (at %.3f s)",
+			r, x.View, group, x.LogView, x.Op, a.logView, a.head, float64(a.atNs)/1e9)})
 }

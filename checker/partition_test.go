@@ -397,3 +397,31 @@ func TestConsumerOffsetAheadOfTheData(t *testing.T) {
 		})
 	}
 }
+
+// TestPartitionVoteReachesItsLog: a partition group's DoViewChange of the
+// log_view its sender went Normal with must reach that log's head; a vote of
+// that log_view with a shorter log (its memory lost, yet voting) is a
+// violation, and so is nothing else.
+func TestPartitionVoteReachesItsLog(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		logView uint32
+		op      uint64
+		want    string
+	}{
+		{"the adopted head", 4, 1, ""},
+		{"a later log_view", 5, 0, ""},
+		{"the adopted log_view with a shorter log", 4, 0, checker.LogShorterThanView},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newPartitionHistory(t)
+			h.c.Replica(h.tick(), replica.Event{Kind: replica.EventGroup, Replica: 2, Group: vsr.Event{Kind: vsr.EventStatus,
+				Group: testGroup, Replica: 2, Status: vsr.StatusNormal, View: 4, LogView: 4, Op: 1}})
+			h.c.Crashed(2) // the log_view is durable: a restart does not forget it
+			dvc := wire.DoViewChangeHeader{Prefix: wire.Prefix{Cluster: wire.ClusterID("c"), View: 7, Replica: 2},
+				Op: tc.op, Group: testGroup, LogView: tc.logView}
+			h.c.Sent(h.tick(), 2, wire.BuildFrame(&dvc, nil))
+			h.want(tc.want)
+		})
+	}
+}
