@@ -122,6 +122,10 @@ func divCeil(a, b uint64) uint64 { return (a + b - 1) / b }
 // superblock framing around a VsrState payload.
 const superblockRecordBytes = wire.SuperblockRecordMin + wire.VsrStateSize
 
+// superblockChunkBytes is what one copy holds before its padding: the
+// record and the journal's format trailer.
+const superblockChunkBytes = superblockRecordBytes + formatTrailerBytes
+
 // Zones returns the journal's zones, in layout order: the superblock (four
 // copies of one chunk each), the header ring (one sector per slot) and the
 // prepare ring (one chunk per slot, large enough for FrameSizeMax bytes plus
@@ -130,7 +134,7 @@ func Zones(cfg Config) []storage.Zone {
 	cfg.check()
 	sector := uint64(cfg.SectorSize)
 	return []storage.Zone{
-		{Name: ZoneSuperblock, ChunkSectors: divCeil(superblockRecordBytes, sector), Chunks: SuperblockCopies},
+		{Name: ZoneSuperblock, ChunkSectors: divCeil(superblockChunkBytes, sector), Chunks: SuperblockCopies},
 		{Name: ZoneHeaders, ChunkSectors: 1, Chunks: cfg.SlotCount},
 		{Name: ZonePrepares, ChunkSectors: divCeil(uint64(cfg.FrameSizeMax)+sealBytes, sector), Chunks: cfg.SlotCount},
 	}

@@ -60,7 +60,7 @@ func (f *formatter) pump() {
 		case f.copiesWritten < SuperblockCopies:
 			chunk := make([]byte, int(f.geo.superblockChunkSectors)*f.geo.sectorBytes)
 			state := wire.VsrState{Cluster: f.cfg.Cluster, ReplicaID: f.cfg.Replica, ReplicaCount: f.cfg.ReplicaCount}
-			f.geo.encodeSuperblockChunk(chunk, FormatSequence, state, f.formatted)
+			f.geo.encodeSuperblockChunk(chunk, FormatSequence, state, f.formatted, LogHead{})
 			f.write(f.geo.superblockSector(f.copiesWritten), chunk)
 			f.copiesWritten++
 		case f.nextSlot < f.formatted:

@@ -212,6 +212,12 @@ type Journal struct {
 	headerScratch []byte // one sector: the header copy being written
 	chunkScratch  []byte // the prepare chunk being written, grown on demand
 	sb            superblock
+	// head is the head of the caller's log as far as it is durable: the
+	// highest op whose append or repair is done, or the head a Reconcile
+	// made durable, lowered by Truncate. WriteState records it with the
+	// state (DEVIATIONS.md 50): never an op whose slot does not hold it
+	// yet, so that Open may restore it over whatever its slot shows.
+	head LogHead
 
 	// The formatted extent (extent.go): slots [0, formatted) are formatted
 	// and durably recorded so; formatting runs toward formatTarget while
@@ -484,6 +490,9 @@ func (j *Journal) finish(a *appendOp, s *slot) {
 		panic(fmt.Sprintf("journal: op %d done before its write is durable", a.e.op))
 	}
 	done := a.done
+	if a.kind == writeAppend && a.e.op >= j.head.Op && s.mem.is(a.e.op, a.e.id) {
+		j.head = LogHead{Op: a.e.op, Header: *a.e.header()}
+	}
 	s.first = a.next
 	if s.first == nil {
 		s.last = nil
@@ -525,7 +534,24 @@ func (j *Journal) Truncate(afterOp uint64) {
 			s.vouched = false
 		}
 	})
+	if j.head.Op > afterOp {
+		j.setHead(afterOp)
+	}
 }
+
+// setHead makes op the log's head, with its header when the journal knows it.
+func (j *Journal) setHead(op uint64) {
+	j.head = LogHead{Op: op}
+	if op == 0 {
+		return
+	}
+	if h, ok := j.Header(op); ok {
+		j.head.Header = h
+	}
+}
+
+// Head returns the head of the caller's log as the journal knows it.
+func (j *Journal) Head() LogHead { return j.head }
 
 // Frame returns the prepare frame of op, if the journal holds it in memory
 // (appended, repaired, or found Clean by Open), whether or not it is durable

@@ -62,6 +62,7 @@ type opener struct {
 	state          wire.VsrState
 	sequence       uint64
 	formatted      uint64 // slots [0, formatted) are formatted: read them
+	head           LogHead // the log head recorded with the state
 	headers        []headerCopy
 	chunks         []prepareCopy
 	headersRead    uint64     // header copies resolved
@@ -78,6 +79,9 @@ type opener struct {
 	j          *Journal
 	r          *Recovery
 	repairs    []uint64 // slots whose header copy Open rewrites
+	// restore: the slot of the log head, whose header copy Open writes from
+	// the superblock's record of it (build); -1 when none.
+	restore    int64
 	nextRepair int
 }
 
@@ -141,7 +145,7 @@ func (o *opener) readSuperblock() {
 				o.fail(cerr)
 				return
 			}
-			o.state, o.sequence, o.formatted = chosen.State, chosen.Sequence, chosen.Formatted
+			o.state, o.sequence, o.formatted, o.head = chosen.State, chosen.Sequence, chosen.Formatted, chosen.Head
 			// Slots beyond the formatted extent were never written since
 			// the device was new: empty, with nothing to read (build).
 			o.headers = make([]headerCopy, o.formatted)
@@ -337,7 +341,7 @@ func (o *opener) maybeFinish() {
 		}
 		o.j, o.r = o.build()
 		for i := range o.r.Slots {
-			if o.r.Slots[i].HeaderRepaired {
+			if o.r.Slots[i].HeaderRepaired || int64(i) == o.restore {
 				o.repairs = append(o.repairs, uint64(i))
 			}
 		}
@@ -364,6 +368,14 @@ func (o *opener) maybeFinish() {
 			}
 			for _, i := range o.repairs {
 				s := o.j.slotAt(i)
+				if int64(i) == o.restore {
+					h := o.head.Header
+					s.header = diskRecord{state: diskValid, op: o.head.Op, id: h.Checksum()}
+					s.headerBytes = &h
+					s.vouched = true
+					s.floorOp = max(s.floorOp, o.head.Op)
+					continue
+				}
 				if s.header.state != diskFlux || !s.mem.held() {
 					panic(fmt.Sprintf("journal: header repair of slot %d in state %d", i, s.header.state))
 				}
@@ -388,7 +400,11 @@ func (o *opener) pumpRepairs() {
 		o.nextRepair++
 		s := o.j.slotAt(i)
 		s.header = diskRecord{state: diskFlux}
-		putRecord(o.j.headerScratch, s.mem.frame[:wire.HeaderSize]) // the device copies it
+		if int64(i) == o.restore {
+			putRecord(o.j.headerScratch, o.head.Header[:])
+		} else {
+			putRecord(o.j.headerScratch, s.mem.frame[:wire.HeaderSize]) // the device copies it
+		}
 		o.inFlight++
 		o.dev.Write(o.geo.headerSector(i), o.j.headerScratch, func(err error) {
 			if o.completed() {
@@ -408,6 +424,7 @@ func (o *opener) pumpRepairs() {
 func (o *opener) build() (*Journal, *Recovery) {
 	cfg := o.cfg
 	r := &Recovery{
+		Head:      o.head,
 		State:     o.state,
 		Sequence:  o.sequence,
 		Formatted: o.formatted,
@@ -432,6 +449,7 @@ func (o *opener) build() (*Journal, *Recovery) {
 			r.HeaderOpMax = max(r.HeaderOpMax, p.op) // as rewritten
 		}
 	}
+	o.restoreHead(r)
 	for i := range o.formatted {
 		label(&r.Slots[i], uint64(i), cfg.SlotCount, r.HeadOp)
 	}
@@ -469,6 +487,67 @@ func (o *opener) build() (*Journal, *Recovery) {
 		}
 	}
 	j.formatted, j.formatTarget = o.formatted, o.formatted
-	j.sb.init(j, o.state, o.sequence, o.formatted)
+	j.sb.init(j, o.state, o.sequence, o.formatted, o.head)
+	// The caller's log starts at the recovered head (set again by whatever
+	// the caller does with it: a Truncate, a Reconcile, appends).
+	j.head = LogHead{Op: r.HeadOp}
+	switch {
+	case o.restore >= 0 || r.HeadOp == o.head.Op && o.head.Known():
+		j.head = o.head
+	case r.HeadOp > 0:
+		s := j.slotOf(r.HeadOp)
+		if s.mem.held() && s.mem.op == r.HeadOp {
+			j.head.Header = *s.mem.header()
+		} else if s.header.state == diskValid && s.header.op == r.HeadOp && s.vouched {
+			j.head.Header = *s.headerBytes
+		}
+	}
 	return j, r
+}
+
+// restoreHead makes the recovery know the log head the superblock recorded
+// with its log_view, when its slot no longer shows it (DEVIATIONS.md 50).
+// A log_view is persisted only once its log is durable, so the head's slot
+// held at least its header then; a sector fault since (one slot, within the
+// fault model) must not shorten the log the replica votes with under that
+// log_view: the merge trusts the highest log_view's heads to drop ops, a
+// committed one among them (VOPR seed 9342398579007997777: a backup adopted
+// a StartView's head op 18 by header alone, its ops 15..17 unknown and
+// empty, went Normal in log_view 2, and after the header sector of op 18
+// rotted it restarted and voted log_view 2 with head op 14).
+//
+// The head raises HeadOp. When its header is known and its slot holds no
+// valid copy of that op or a newer one, Open writes the header into the
+// slot's header copy (Open's repair phase), recorded as possibly
+// acknowledged (the superblock cannot say it was not): the op is then
+// HeaderOnly, never nacked, and its body is repaired like a Corrupt slot's.
+func (o *opener) restoreHead(r *Recovery) {
+	o.restore = -1
+	h := o.head
+	if h.Op == 0 {
+		return
+	}
+	diskHeadOp := r.HeadOp
+	r.HeadOp = max(r.HeadOp, h.Op)
+	if !h.Known() {
+		return
+	}
+	if h.Op >= o.cfg.SlotCount || diskHeadOp >= o.cfg.SlotCount {
+		// The ring has wrapped: the head's slot may have held a newer op
+		// since, acknowledged, whose damaged copies a restore would
+		// overwrite. Until checkpoints let the ring wrap (DEVIATIONS.md 18)
+		// the replica's journal never gets here.
+		return
+	}
+	slot := h.Op % o.cfg.SlotCount
+	if slot >= o.formatted {
+		panic(fmt.Sprintf("journal: the superblock's log head op %d lies in slot %d, beyond the %d formatted", h.Op, slot, o.formatted))
+	}
+	rep := &r.Slots[slot]
+	if rep.Header.State == SectorValid && rep.Header.Op >= h.Op || rep.Prepare.State == SectorValid && rep.Prepare.Op >= h.Op || rep.HeaderRepaired {
+		return // the slot shows the op (or a newer one): its own copies win
+	}
+	o.restore = int64(slot)
+	rep.HeadRestored = true
+	r.HeaderOpMax = max(r.HeaderOpMax, h.Op)
 }

@@ -37,9 +37,11 @@ func (j *Journal) Reconcile(head uint64, canonical []wire.Header, done func()) {
 		panic("journal: Reconcile with nil done")
 	}
 	pending := 1 // released after the last write is queued
+	newHead := LogHead{Op: head}
 	finish := func() {
 		pending--
 		if pending == 0 {
+			j.head = newHead
 			done()
 		}
 	}
@@ -111,6 +113,17 @@ func (j *Journal) Reconcile(head uint64, canonical []wire.Header, done func()) {
 		s.mem = entry{}
 		s.floorOp = op
 		enqueue(writeHeaderOnly, s, entry{op: op, id: id}, h)
+	}
+
+	if head > 0 {
+		if h, ok := j.Header(head); ok {
+			newHead.Header = h
+		}
+	}
+	for i := range canonical {
+		if opOf(&canonical[i]) == head {
+			newHead.Header = canonical[i]
+		}
 	}
 
 	if pending == 1 {

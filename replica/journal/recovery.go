@@ -81,6 +81,12 @@ type SlotReport struct {
 	// records what may be true (maybe acknowledged) and keeps one more
 	// crash in this slot from leaving it Faulty.
 	HeaderRepaired bool
+	// HeadRestored: the slot is the log head's, which the superblock
+	// recorded with its log_view, and its copies showed neither that op
+	// nor a newer one: Open wrote the recorded header into its header copy
+	// before returning (DEVIATIONS.md 50). The op is then known by header,
+	// possibly acknowledged; Class and Header still say what was found.
+	HeadRestored   bool
 	Header         Copy // the header sector, as found
 	Prepare        Copy // the prepare chunk, as found
 }
@@ -92,6 +98,9 @@ type Recovery struct {
 	// replica's log_view (consensus.md correction 2): never derive one from
 	// a journaled header.
 	State wire.VsrState
+	// Head is the log head the superblock recorded with State
+	// (DEVIATIONS.md 50); HeadOp is at least its op.
+	Head LogHead
 	// Sequence is the superblock sequence of State.
 	Sequence uint64
 	// Formatted is how many ring slots, from slot 0, the chosen superblock
@@ -131,6 +140,9 @@ func (r *Recovery) Knowledge(op uint64) Knowledge {
 	header, headerOp, unacked := s.Header.State, s.Header.Op, s.Header.Unacked
 	if s.HeaderRepaired {
 		header, headerOp, unacked = SectorValid, s.Op, false
+	}
+	if s.HeadRestored {
+		header, headerOp, unacked, vouched = SectorValid, r.Head.Op, false, true
 	}
 	return knowledgeOf(op, held, header, headerOp, vouched, unacked)
 }

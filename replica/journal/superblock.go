@@ -13,7 +13,12 @@ import (
 // Each of the SuperblockCopies copies holds one wire superblock record
 // (wire.md 9.2) whose payload is the VsrState, then the journal's format
 // trailer (formatTrailerBytes: a magic, the number of ring slots formatted,
-// and a seal over both), zero-padded to its chunk. An
+// the log head, and a seal over them), zero-padded to its chunk. The log
+// head is the op and header of the highest op of the log the state's
+// log_view was persisted with (DEVIATIONS.md 50): the journal's own slots
+// are not enough to know it, since the head may be known by header alone
+// (a StartView whose ops below the head are unknown yet), and that one
+// sector may rot. An
 // update writes the copies one after the other, each write followed by a
 // sync, in an order that rotates with the sequence (copy seq%4 first), so at
 // most one copy is ever not durable, and a done fires only once all four
@@ -72,18 +77,35 @@ type CopyReport struct {
 	// the copy was written (when Valid): slots at and above it have never
 	// been written since the device was new (DEVIATIONS.md 42).
 	Formatted uint64
-	Problem   string // when not Valid: why
+	// Head is the log head recorded with the state (when Valid).
+	Head    LogHead
+	Problem string // when not Valid: why
 }
 
-// formatTrailerMagic opens the format trailer ("vopjfmt1").
-const formatTrailerMagic uint64 = 0x31746d666a706f76
+// LogHead is the head of the log a superblock state was written with: its
+// op and, when the journal knew it, its header (all zero otherwise). Within
+// one log_view it only grows.
+type LogHead struct {
+	Op     uint64
+	Header wire.Header
+}
 
-// formatTrailerBytes is the trailer's size: magic, slots formatted, seal.
-const formatTrailerBytes = 24
+// Known reports whether the head's header is recorded.
+func (h *LogHead) Known() bool { return h.Header != wire.Header{} }
+
+// formatTrailerMagic opens the format trailer ("vopjfmt2").
+const formatTrailerMagic uint64 = 0x32746d666a706f76
+
+// formatTrailerBytes is the trailer's size: magic, slots formatted, head
+// op, head header, seal.
+const formatTrailerBytes = 8 + 8 + 8 + wire.HeaderSize + 8
+
+// formatTrailerSealAt is where the trailer's seal sits.
+const formatTrailerSealAt = formatTrailerBytes - 8
 
 // encodeSuperblockChunk returns a whole chunk holding the record of state at
 // sequence and the format trailer, zero-padded.
-func (g geometry) encodeSuperblockChunk(dst []byte, sequence uint64, state wire.VsrState, formatted uint64) {
+func (g geometry) encodeSuperblockChunk(dst []byte, sequence uint64, state wire.VsrState, formatted uint64, head LogHead) {
 	record := wire.EncodeSuperblock(sequence, state.Encode())
 	if len(dst) != int(g.superblockChunkSectors)*g.sectorBytes || len(record)+formatTrailerBytes > len(dst) {
 		panic(fmt.Sprintf("journal: a %d-byte superblock record in a %d-byte chunk", len(record), len(dst)))
@@ -91,7 +113,9 @@ func (g geometry) encodeSuperblockChunk(dst []byte, sequence uint64, state wire.
 	n := copy(dst, record)
 	binary.LittleEndian.PutUint64(dst[n:], formatTrailerMagic)
 	binary.LittleEndian.PutUint64(dst[n+8:], formatted)
-	binary.LittleEndian.PutUint64(dst[n+16:], sealOf(dst[n:n+16]))
+	binary.LittleEndian.PutUint64(dst[n+16:], head.Op)
+	copy(dst[n+24:], head.Header[:])
+	binary.LittleEndian.PutUint64(dst[n+formatTrailerSealAt:], sealOf(dst[n:n+formatTrailerSealAt]))
 	clear(dst[n+formatTrailerBytes:])
 }
 
@@ -108,12 +132,18 @@ func decodeSuperblockChunk(cfg Config, b []byte, readErr error) CopyReport {
 		return CopyReport{Problem: "no room for the format trailer"}
 	}
 	t := b[n : n+formatTrailerBytes]
-	if binary.LittleEndian.Uint64(t) != formatTrailerMagic || binary.LittleEndian.Uint64(t[16:]) != sealOf(t[:16]) {
+	if binary.LittleEndian.Uint64(t) != formatTrailerMagic || binary.LittleEndian.Uint64(t[formatTrailerSealAt:]) != sealOf(t[:formatTrailerSealAt]) {
 		return CopyReport{Problem: "format trailer damaged"}
 	}
 	formatted := binary.LittleEndian.Uint64(t[8:])
 	if formatted == 0 || formatted > cfg.SlotCount {
 		return CopyReport{Problem: fmt.Sprintf("format trailer: %d slots formatted of %d", formatted, cfg.SlotCount)}
+	}
+	var head LogHead
+	head.Op = binary.LittleEndian.Uint64(t[16:])
+	copy(head.Header[:], t[24:formatTrailerSealAt])
+	if head.Known() && (head.Op == 0 || opOf(&head.Header) != head.Op) {
+		return CopyReport{Problem: fmt.Sprintf("format trailer: log head op %d with a header of op %d", head.Op, opOf(&head.Header))}
 	}
 	if !allZero(b[n+formatTrailerBytes:]) {
 		return CopyReport{Problem: "padding not zero"}
@@ -126,7 +156,7 @@ func decodeSuperblockChunk(cfg Config, b []byte, readErr error) CopyReport {
 	if err != nil {
 		return CopyReport{Problem: err.Error()}
 	}
-	return CopyReport{Valid: true, Sequence: seq, State: state, Formatted: formatted}
+	return CopyReport{Valid: true, Sequence: seq, State: state, Formatted: formatted, Head: head}
 }
 
 // identityMismatch returns "" if state names this replica, else what differs.
@@ -174,7 +204,7 @@ func chooseSuperblock(cfg Config, copies *[SuperblockCopies]CopyReport) (CopyRep
 	// Two valid copies with one sequence must hold one state: the journal
 	// never writes two records with one sequence.
 	for i := range copies {
-		if c := &copies[i]; c.Valid && c.Sequence == sMax && (c.State != copies[best].State || c.Formatted != copies[best].Formatted) {
+		if c := &copies[i]; c.Valid && c.Sequence == sMax && (c.State != copies[best].State || c.Formatted != copies[best].Formatted || c.Head != copies[best].Head) {
 			panic(fmt.Sprintf("journal: superblock copies %d and %d hold different states at sequence %d", best, i, sMax))
 		}
 	}
@@ -191,6 +221,9 @@ type superblock struct {
 	durableFormatted uint64        // the format trailer of the latest durable copy
 	latest           wire.VsrState // latest requested (pending, in flight or durable)
 	latestFormatted  uint64
+	durableHead      LogHead // the log head of the latest durable copy
+	latestHead       LogHead
+	writingHead      LogHead
 
 	active           bool
 	writing          wire.VsrState
@@ -207,8 +240,9 @@ type superblock struct {
 	onIO  func(error)
 }
 
-func (sb *superblock) init(j *Journal, state wire.VsrState, seq, formatted uint64) {
+func (sb *superblock) init(j *Journal, state wire.VsrState, seq, formatted uint64, head LogHead) {
 	sb.j = j
+	sb.durableHead, sb.latestHead = head, head
 	sb.durable, sb.durableSeq, sb.latest = state, seq, state
 	sb.durableFormatted, sb.latestFormatted = formatted, formatted
 	sb.chunk = make([]byte, int(j.geo.superblockChunkSectors)*j.geo.sectorBytes)
@@ -242,7 +276,15 @@ func (j *Journal) WriteState(state wire.VsrState, done func()) {
 	if len(sb.activeDones)+len(sb.pendingDones) >= j.cfg.StateWritesMax {
 		panic(fmt.Sprintf("journal: more than StateWritesMax = %d state writes waiting", j.cfg.StateWritesMax))
 	}
-	sb.latest = state
+	// The log head goes with the state: the journal's, unless the log_view
+	// is the one already recorded with a higher head (within one log_view
+	// the log never shrinks; the journal's memory may, when a view change
+	// truncates it before the new log_view is persisted).
+	head := j.head
+	if state.LogView == prev.LogView && sb.latestHead.Op > head.Op {
+		head = sb.latestHead
+	}
+	sb.latest, sb.latestHead = state, head
 	sb.request(done)
 }
 
@@ -272,13 +314,13 @@ func (sb *superblock) start() {
 		panic("journal: superblock start out of turn")
 	}
 	sb.active, sb.pending = true, false
-	sb.writing, sb.writingFormatted = sb.latest, sb.latestFormatted
+	sb.writing, sb.writingFormatted, sb.writingHead = sb.latest, sb.latestFormatted, sb.latestHead
 	sb.writingSeq = sb.durableSeq + 1
 	// State writes are rare (a view change, a checkpoint): a fresh buffer
 	// per update keeps the ownership of each done list obvious.
 	sb.activeDones, sb.pendingDones = sb.pendingDones, nil
 	sb.copiesDone = 0
-	sb.j.geo.encodeSuperblockChunk(sb.chunk, sb.writingSeq, sb.writing, sb.writingFormatted)
+	sb.j.geo.encodeSuperblockChunk(sb.chunk, sb.writingSeq, sb.writing, sb.writingFormatted, sb.writingHead)
 	sb.writeCopy()
 }
 
@@ -307,7 +349,7 @@ func (sb *superblock) ioDone(err error) {
 		return
 	}
 	// Every copy holds the new record durably.
-	sb.durable, sb.durableSeq, sb.durableFormatted = sb.writing, sb.writingSeq, sb.writingFormatted
+	sb.durable, sb.durableSeq, sb.durableFormatted, sb.durableHead = sb.writing, sb.writingSeq, sb.writingFormatted, sb.writingHead
 	sb.active = false
 	dones := sb.activeDones
 	sb.activeDones = nil
