@@ -61,7 +61,7 @@ type opener struct {
 	copiesRead     int
 	state          wire.VsrState
 	sequence       uint64
-	formatted      uint64 // slots [0, formatted) are formatted: read them
+	formatted      uint64  // slots [0, formatted) are formatted: read them
 	head           LogHead // the log head recorded with the state
 	headers        []headerCopy
 	chunks         []prepareCopy
@@ -76,9 +76,9 @@ type opener struct {
 	err            error // a device failure: stop issuing, report once idle
 	finished       bool
 
-	j          *Journal
-	r          *Recovery
-	repairs    []uint64 // slots whose header copy Open rewrites
+	j       *Journal
+	r       *Recovery
+	repairs []uint64 // slots whose header copy Open rewrites
 	// restore: the slot of the log head, whose header copy Open writes from
 	// the superblock's record of it (build); -1 when none.
 	restore    int64

@@ -86,9 +86,9 @@ type SlotReport struct {
 	// nor a newer one: Open wrote the recorded header into its header copy
 	// before returning (DEVIATIONS.md 50). The op is then known by header,
 	// possibly acknowledged; Class and Header still say what was found.
-	HeadRestored   bool
-	Header         Copy // the header sector, as found
-	Prepare        Copy // the prepare chunk, as found
+	HeadRestored bool
+	Header       Copy // the header sector, as found
+	Prepare      Copy // the prepare chunk, as found
 }
 
 // Recovery is what Open found: the durable superblock state and the
