@@ -202,11 +202,27 @@ func chooseSuperblock(cfg Config, copies *[SuperblockCopies]CopyReport) (CopyRep
 		return CopyReport{}, fmt.Errorf("%w: sequence %d has %d supporting copies", ErrSuperblockQuorum, sMax, support)
 	}
 	// Two valid copies with one sequence must hold one state: the journal
-	// never writes two records with one sequence.
+	// never writes two records with one sequence, unless faults beyond the
+	// reading rule's one bad copy hid the newest record from an open (an
+	// unreadable copy and an unsynced write kept by a crash), and the next
+	// update wrote its sequence again. Neither update's done fired then, so
+	// nothing was sent on either, and the states have been found equal.
+	// Their log heads may differ (each update took its journal's: a head
+	// of the same identity with another view field, as a retransmission
+	// re-stamps it, or a higher one): the higher is taken, which both
+	// updates' logs reached (VOPR seed 2023995627795171867).
 	for i := range copies {
-		if c := &copies[i]; c.Valid && c.Sequence == sMax && (c.State != copies[best].State || c.Formatted != copies[best].Formatted || c.Head != copies[best].Head) {
+		c := &copies[i]
+		if !c.Valid || c.Sequence != sMax {
+			continue
+		}
+		if c.State != copies[best].State || c.Formatted != copies[best].Formatted {
 			panic(fmt.Sprintf("journal: superblock copies %d and %d hold different states at sequence %d", best, i, sMax))
 		}
+		if c.Head.Op > copies[best].Head.Op {
+			best = i
+		}
+
 	}
 	return copies[best], nil
 }

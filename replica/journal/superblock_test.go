@@ -269,3 +269,31 @@ func TestWriteStateAssertions(t *testing.T) {
 		t.Fatalf("state %+v", j.State())
 	}
 }
+
+// TestSuperblockSequenceCollision: faults beyond the reading rule's one bad
+// copy can hide an update's newest copy from an open, and the next update
+// then writes its sequence again: two valid copies share a sequence. Their
+// states are equal (neither update's done fired, and the replica redid
+// the same one); their log heads may differ, the same prepare with another
+// view field or a higher op. Open takes the higher head instead of
+// panicking (VOPR seed 2023995627795171867).
+func TestSuperblockSequenceCollision(t *testing.T) {
+	cfg := testConfig()
+	e := newEnv(t, cfg, envOptions{seed: 301})
+	e.format()
+	j, _ := e.mustOpen()
+	f1, f2 := prepareFrame(cfg, 1, 0, 100), prepareFrame(cfg, 2, 0, 100)
+	appendWait(e, j, f1)
+	appendWait(e, j, f2)
+	state := stateAt(cfg, FormatSequence+1)
+	chunk := make([]byte, int(e.geo.superblockChunkSectors)*e.geo.sectorBytes)
+	e.geo.encodeSuperblockChunk(chunk, FormatSequence+1, state, InitialFormattedSlots(cfg), LogHead{Op: 1, Header: *wire.HeaderOf(f1)})
+	e.writeRaw(e.geo.superblockSector(0), chunk)
+	e.geo.encodeSuperblockChunk(chunk, FormatSequence+1, state, InitialFormattedSlots(cfg), LogHead{Op: 2, Header: *wire.HeaderOf(f2)})
+	e.writeRaw(e.geo.superblockSector(3), chunk)
+
+	_, r := e.mustOpen()
+	if r.Sequence != FormatSequence+1 || r.State != state || r.Head.Op != 2 {
+		t.Fatalf("recovered sequence %d, state %+v, head op %d; want %d, %+v, head op 2", r.Sequence, r.State, r.Head.Op, FormatSequence+1, state)
+	}
+}
