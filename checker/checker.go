@@ -66,6 +66,13 @@ type Checker struct {
 	sends             map[requestKey][]sendCommit
 	batches           map[wire.U128][]batchRef // committed batches by first message id (looked up only)
 	polls             uint64
+	// Beyond the memory-loss bound (beyondf.go): whether more than f
+	// replicas were ever without partition memory at once, the losses
+	// counted since, and the committed batches a reply acknowledged.
+	beyondBound  bool
+	losses       map[string]uint64 // looked up only; LossesBeyondBound sorts
+	ackedBatches map[batchRef]bool // looked up only
+	messagesCut  uint64            // messages committed, then cut from their log beyond the bound
 
 	violation *Violation
 	recent    []string
@@ -123,6 +130,7 @@ func New(n int) *Checker {
 		partitionPrepares: map[groupPrepareKey]wire.U128{},
 		sends:             map[requestKey][]sendCommit{},
 		batches:           map[wire.U128][]batchRef{},
+		ackedBatches:      map[batchRef]bool{},
 	}
 	for i := range c.next {
 		c.next[i] = 1

@@ -56,6 +56,12 @@ type partitionLog struct {
 	// ids: the message ids committed, with the send that committed each
 	// first (looked up only).
 	ids map[wire.U128]requestKey
+	// offsetsMinted: the offset the log had reached before its last cut
+	// (beyondf.go); reseeded: cut, and no batch committed since, so the
+	// next batch's base offset is what the replica re-seeded its counter
+	// to, not the cut log's next offset.
+	offsetsMinted uint64
+	reseeded      bool
 	// adopted: per replica, the log it last went Normal with in this group
 	// (log_view and head): a vote of that log_view must reach it, across
 	// restarts too (the log_view is durable in the group's superblock).
@@ -146,15 +152,22 @@ func (c *Checker) partitionCommit(l *partitionLog, r uint8, h wire.Header, body 
 	again := p.Op <= l.high[r]
 	l.high[r] = max(l.high[r], p.Op)
 	if p.Op <= uint64(len(l.canon)) {
-		if want := l.canon[p.Op-1].header.Checksum(); want != p.Checksum {
+		want := l.canon[p.Op-1].header.Checksum()
+		if want == p.Checksum {
+			return
+		}
+		if !c.beyondBound {
 			name, how := DivergentCommit, "but"
 			if again {
 				name, how = CommittedOpReplaced, "after a restart, but had"
 			}
 			c.fail(Violation{Name: name, Replicas: []uint8{r}, Ops: []uint64{p.Op},
 				Detail: fmt.Sprintf("replica %d committed op %d of group %d as %s %s committed %s there", r, p.Op, l.group, p.Checksum, how, want)})
+			return
 		}
-		return
+		// Beyond the bound: the log was lost from op on; the new op
+		// starts what the group goes on with.
+		c.cutPartitionLog(l, p.Op)
 	}
 	if p.Op > 1 {
 		var prev wire.PrepareHeader
@@ -205,6 +218,11 @@ func (c *Checker) checkBatch(l *partitionLog, r uint8, p *wire.PrepareHeader, bo
 		return 0, 0, false
 	}
 	b, _ := wire.ReadBatchHeader(body)
+	if l.reseeded && b.BaseTimestamp == p.Timestamp {
+		// After a cut the replica re-seeded its offset counter from what
+		// survived (its superblock's frontier, a lower bound).
+		l.offset, l.reseeded = b.BaseOffset, false
+	}
 	if b.BaseOffset != l.offset || b.BaseTimestamp != p.Timestamp {
 		c.fail(Violation{Name: InconsistentOffsets, Replicas: []uint8{r}, Ops: []uint64{p.Op},
 			Detail: fmt.Sprintf("group %d op %d: batch at offset %d with base_timestamp %d, the log's next offset is %d and the prepare's timestamp %d",
@@ -228,6 +246,9 @@ func (c *Checker) checkBatch(l *partitionLog, r uint8, p *wire.PrepareHeader, bo
 		} else if !seen {
 			l.ids[m.ID] = key
 		}
+	}
+	if l.offsetsMinted > 0 {
+		c.mintedAgain(l, p.Op, b.BaseOffset, uint64(b.MessageCount))
 	}
 	return b.BaseOffset, uint64(b.MessageCount), true
 }
@@ -264,8 +285,14 @@ func (c *Checker) partitionReply(done workload.Completion, r *wire.ReplyHeader) 
 	base := binary.LittleEndian.Uint64(body[16:])
 	for _, s := range commits {
 		if s.op == r.Op && s.base == base {
+			c.ackedBatches[batchRef{group: s.group, op: s.op}] = true
 			return
 		}
+	}
+	if c.beyondBound {
+		c.lossBeyondBound(LossAckedMessages, uint64(sentMessages(c.invocations[requestKey{done.ClientID, done.Request}])),
+			"client %s request %d was acknowledged at op %d offset %d, which no commit holds any more", done.ClientID, done.Request, r.Op, base)
+		return
 	}
 	c.fail(Violation{Name: LostWrite, Ops: []uint64{r.Op},
 		Detail: fmt.Sprintf("client %s request %d was acknowledged at op %d offset %d, which no commit of its send holds (%d commits)",
@@ -281,9 +308,9 @@ func (c *Checker) partitionsCrashed(r uint8) {
 }
 
 // PartitionMessages returns the messages committed on every partition
-// group, summed.
+// group, summed, those lost beyond the memory-loss bound included.
 func (c *Checker) PartitionMessages() uint64 {
-	total := uint64(0)
+	total := c.messagesCut
 	for _, g := range c.partitionOrder {
 		for _, op := range c.partitions[g].canon {
 			total += op.count
@@ -307,7 +334,12 @@ func (c *Checker) pollReply(done workload.Completion, r *wire.ReplyHeader) {
 	c.polls++
 	body := done.Frame[wire.HeaderSize:]
 	fail := func(name, format string, args ...any) {
-		c.fail(Violation{Name: name, Detail: fmt.Sprintf("client %s poll %d: ", done.ClientID, done.Request) + fmt.Sprintf(format, args...)})
+		detail := fmt.Sprintf("client %s poll %d: ", done.ClientID, done.Request) + fmt.Sprintf(format, args...)
+		if c.beyondBound && name != WrongReply {
+			c.lossBeyondBound(LossPolls, 1, "%s: %s", name, detail)
+			return
+		}
+		c.fail(Violation{Name: name, Detail: detail})
 	}
 	if len(body) < 16 {
 		fail(WrongReply, "a poll reply of %d bytes", len(body))
@@ -393,6 +425,11 @@ func (c *Checker) checkOffsetCommit(l *partitionLog, r uint8, p *wire.PrepareHea
 		c.fail(Violation{Name: PhantomCommit, Replicas: []uint8{r}, Ops: []uint64{p.Op},
 			Detail: fmt.Sprintf("group %d op %d: a StoreConsumerOffset body that does not parse", l.group, p.Op)})
 		return false
+	}
+	if offset >= l.offset && c.beyondBound {
+		c.lossBeyondBound(LossOffsetAhead, 1, "group %d op %d stores offset %d, and the partition's committed messages end at offset %d",
+			l.group, p.Op, offset, int64(l.offset)-1)
+		return true
 	}
 	if offset >= l.offset {
 		c.fail(Violation{Name: OffsetAhead, Replicas: []uint8{r}, Ops: []uint64{p.Op},

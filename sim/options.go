@@ -159,7 +159,7 @@ func Swarm(seed uint64) Options {
 	// crashes (they send nothing until losses beyond the bound are
 	// reported by name, DEVIATIONS.md 47).
 	o.MemoryLossBounded = o.Replicas >= 3 && r.IntN(3) > 0
-	o.Sends = o.MemoryLossBounded
+	o.Sends = true
 	return o
 }
 
@@ -244,8 +244,6 @@ func (o *Options) Check() error {
 		return fmt.Errorf("the rollback nemesis drives the partitions: partition mode must be none, not %s", partitionModeName(o.PartitionMode))
 	case o.CrashTornProbability+o.CrashLostProbability > 1:
 		return fmt.Errorf("crash torn + lost probabilities above 1")
-	case o.Sends && !o.MemoryLossBounded:
-		return fmt.Errorf("sends need memory-loss-bounded: losses beyond the bound are not reported by name yet, they would fail the run")
 	}
 	for _, p := range []struct {
 		name string

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/iggy-vopr/vopr/checker"
 )
 
 // Outcome is how a run ended.
@@ -96,15 +98,21 @@ type Result struct {
 	Explanation string   // why a stall was excused (LivenessExplained)
 	Evidence    []string // the events that led to a failure, oldest first
 
-	Ticks         uint64
-	Requests      uint64 // requests the clients invoked
-	Replies       uint64 // requests that got a reply
-	Indefinite    uint64 // requests whose outcome is unknown (evicted in flight)
-	Commits       uint64 // highest op committed
-	ViewChanges   uint64 // views started on the metadata plane
-	Groups        uint64 // partition groups created (built by any replica)
-	Messages      uint64 // messages committed on the partition planes
-	Polls         uint64 // polls answered (the replies the checker read)
+	Ticks       uint64
+	Requests    uint64 // requests the clients invoked
+	Replies     uint64 // requests that got a reply
+	Indefinite  uint64 // requests whose outcome is unknown (evicted in flight)
+	Commits     uint64 // highest op committed
+	ViewChanges uint64 // views started on the metadata plane
+	Groups      uint64 // partition groups created (built by any replica)
+	Messages    uint64 // messages committed on the partition planes
+	Polls       uint64 // polls answered (the replies the checker read)
+	// BeyondBound: more than f replicas were without partition memory at
+	// once; Losses are what the checker counted since, by name
+	// (checker.LossesBeyondBound), with the groups the liveness phase
+	// found stalled for it.
+	BeyondBound   bool
+	Losses        []checker.Loss
 	Crashes       uint64
 	CrashesMidIO  uint64 // crashes while the replica's device had I/O in flight
 	Restarts      uint64
@@ -143,6 +151,7 @@ func (r *Result) Summary() string {
 		fmt.Sprintf("groups=%d", r.Groups),
 		fmt.Sprintf("messages=%d", r.Messages),
 		fmt.Sprintf("polls=%d", r.Polls),
+		fmt.Sprintf("beyond_f_losses=%d", r.LossTotal()),
 		fmt.Sprintf("crashes=%d", r.Crashes),
 		fmt.Sprintf("restarts=%d", r.Restarts),
 		fmt.Sprintf("partitions=%d", r.Partitions),
@@ -152,6 +161,16 @@ func (r *Result) Summary() string {
 		fmt.Sprintf("digest=%016x", r.Digest),
 	}
 	return strings.Join(words, " ")
+}
+
+// LossTotal returns the losses beyond the memory-loss bound, every kind
+// summed.
+func (r *Result) LossTotal() uint64 {
+	n := uint64(0)
+	for _, l := range r.Losses {
+		n += l.Count
+	}
+	return n
 }
 
 // ProbeNames returns the names of the probes that fired, sorted.

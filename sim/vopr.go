@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/iggy-vopr/vopr/checker"
 	"github.com/iggy-vopr/vopr/network"
 	"github.com/iggy-vopr/vopr/replica"
 	"github.com/iggy-vopr/vopr/replica/vsr"
@@ -183,6 +184,7 @@ func (v *vopr) Fire(nowNs int64, _ uint64) (string, int32, uint64) {
 				}
 				n.Crash()
 				v.tr.process("crash", n.ID(), midIO, "", 0)
+				v.noteMemoryLoss()
 				v.c.Loop.After(v.drawTicks(v.o.RestartDelayMeanTicks)*kernel.TickNs, restartEvent{v, n}, uint64(n.incarnation))
 				return "vopr.crash", int32(n.ID()), 0
 			}
@@ -212,6 +214,26 @@ func (v *vopr) memoryLossBeyondBound(n *ReplicaNode) bool {
 		}
 	}
 	return lost+1 > v.o.Replicas-vsr.QuorumViewChange(v.o.Replicas)
+}
+
+// noteMemoryLoss tells the checker once more than f replicas are without
+// partition memory at once (after a crash or the liveness phase's freeze):
+// from then on it counts the losses Iggy's design permits instead of
+// failing on them (checker.MemoryLostBeyondBound).
+func (v *vopr) noteMemoryLoss() {
+	if v.c.Checker.BeyondBound() {
+		return
+	}
+	lost := 0
+	for _, m := range v.c.Replicas {
+		if v.withoutMemory(m) {
+			lost++
+		}
+	}
+	if f := v.o.Replicas - vsr.QuorumViewChange(v.o.Replicas); lost > f {
+		v.res.Probes["memory lost beyond the bound"]++
+		v.c.Checker.MemoryLostBeyondBound(lost, f)
+	}
 }
 
 // withoutMemory: the replica is down or booting, or it restarted and has
@@ -329,6 +351,7 @@ func (v *vopr) liveness() {
 				v.tr.process("freeze", rn.ID(), false, "", 0)
 			}
 			rn.Freeze() // it stays down, its disk as it is
+			v.noteMemoryLoss()
 			continue
 		}
 		rn.Device().FaultsOff()
@@ -371,6 +394,7 @@ func (v *vopr) liveness() {
 		return
 	}
 	if verdict == settleSettled {
+		v.lostTails()
 		v.res.Liveness = LivenessConverged
 		return
 	}
@@ -552,6 +576,12 @@ func (v *vopr) converged() bool {
 	if !v.partitionsConverged() {
 		return false
 	}
+	return v.metadataConverged()
+}
+
+// metadataConverged: every core replica is up and Normal in one view whose
+// primary is in the core, with every committed metadata op applied.
+func (v *vopr) metadataConverged() bool {
 	top := v.c.Checker.Committed()
 	view, first := uint32(0), true
 	for i, rn := range v.c.Replicas {
@@ -607,7 +637,7 @@ func (v *vopr) partitionsConverged() bool {
 		}
 	}
 	for _, id := range ids {
-		top := v.c.Checker.PartitionCommitted(id)
+		top := v.partitionTop(id)
 		view, first := uint32(0), true
 		for i, rn := range v.c.Replicas {
 			if !v.core[i] {
@@ -622,6 +652,100 @@ func (v *vopr) partitionsConverged() bool {
 	}
 	v.partitionsOK = true
 	return true
+}
+
+// explainAmnesia excuses a partition group's stall beyond the memory-loss
+// bound: more than f replicas were without partition memory at once, and
+// in the core the group has no Normal primary and fewer replicas that kept
+// (or caught up with) their memory than a view-change quorum. The others
+// withhold their votes until they have caught up (they may have
+// acknowledged what nobody else holds), and nobody can catch them up; Iggy
+// elects after its probes and loses what they held (DEVIATIONS.md 51). The
+// stall is counted as a loss ("groups stalled without memory"). "" when
+// there is none.
+func (v *vopr) explainAmnesia() string {
+	if !v.c.Checker.BeyondBound() || !v.metadataConverged() {
+		return "" // a stall of the metadata plane is not excused by the partitions'
+	}
+	var ids []uint64
+	for i, rn := range v.c.Replicas {
+		if v.core[i] && rn.Replica() != nil {
+			ids = rn.Replica().PartitionGroups()
+			break
+		}
+	}
+	qvc := vsr.QuorumViewChange(v.o.Replicas)
+	stalled, first := 0, ""
+	for _, id := range ids {
+		kept, amnesiac, primary := 0, 0, false
+		for i, rn := range v.c.Replicas {
+			if !v.core[i] || rn.Replica() == nil {
+				continue
+			}
+			g, ok := rn.Replica().PartitionGroup(id)
+			switch {
+			case !ok:
+			case g.Amnesiac():
+				amnesiac++
+			default:
+				kept++
+				primary = primary || g.Status() == vsr.StatusNormal && g.IsPrimary()
+			}
+		}
+		if amnesiac == 0 || primary || kept >= qvc {
+			continue
+		}
+		if stalled == 0 {
+			first = fmt.Sprintf("partition group %d: %d core replicas lost its memory journal and withhold their votes, %d kept it, fewer than a view-change quorum (%d), and none is its Normal primary", id, amnesiac, kept, qvc)
+		}
+		stalled++
+	}
+	if stalled == 0 {
+		return ""
+	}
+	v.res.Losses = append(v.res.Losses, checker.Loss{Name: "groups stalled without memory", Count: uint64(stalled)})
+	return fmt.Sprintf("beyond the memory-loss bound, %d partition groups cannot elect: %s", stalled, first)
+}
+
+// partitionTop is the op the core must have applied in partition group id
+// to have converged: the highest committed anywhere, or beyond the
+// memory-loss bound the highest commit the core's replicas know (what was
+// committed above it may be gone with the memory journals: lostTails
+// counts it).
+func (v *vopr) partitionTop(id uint64) uint64 {
+	top := v.c.Checker.PartitionCommitted(id)
+	if !v.c.Checker.BeyondBound() {
+		return top
+	}
+	known := uint64(0)
+	for i, rn := range v.c.Replicas {
+		if v.core[i] && rn.Replica() != nil {
+			if g, ok := rn.Replica().PartitionGroup(id); ok {
+				known = max(known, g.CommitMax())
+			}
+		}
+	}
+	return min(top, known)
+}
+
+// lostTails, once the core has converged beyond the memory-loss bound,
+// tells the checker where each partition group's log now ends: the ops
+// committed above it are lost, and counted (checker.PartitionLogEnds).
+func (v *vopr) lostTails() {
+	if !v.c.Checker.BeyondBound() {
+		return
+	}
+	for i, rn := range v.c.Replicas {
+		if !v.core[i] || rn.Replica() == nil {
+			continue
+		}
+		for _, id := range rn.Replica().PartitionGroups() {
+			if g, ok := rn.Replica().PartitionGroup(id); ok {
+				v.c.Checker.PartitionLogEnds(id, g.CommitMin())
+			}
+		}
+		return
+	}
 }
 
 // partitionCheckTicks is how often the liveness phase reads every
@@ -661,6 +785,9 @@ func (v *vopr) explain() string {
 		}
 	}
 	if why := v.explainMissingPrepare(); why != "" {
+		return why
+	}
+	if why := v.explainAmnesia(); why != "" {
 		return why
 	}
 	// Without checkpoints a journal slot is never reused: the primary
@@ -712,7 +839,52 @@ func (v *vopr) coreState() string {
 			done++
 		}
 	}
-	return fmt.Sprintf("%s; %d of %d clients done; %d ops committed", strings.Join(parts, ", "), done, len(v.c.Clients), v.c.Checker.Committed())
+	s := fmt.Sprintf("%s; %d of %d clients done; %d ops committed", strings.Join(parts, ", "), done, len(v.c.Clients), v.c.Checker.Committed())
+	if p := v.partitionState(); p != "" {
+		s += "; " + p
+	}
+	return s
+}
+
+// partitionState describes the first partition group the core has not
+// converged on (partitionsConverged), "" when there is none.
+func (v *vopr) partitionState() string {
+	var ids []uint64
+	for i, rn := range v.c.Replicas {
+		if v.core[i] && rn.Replica() != nil {
+			ids = rn.Replica().PartitionGroups()
+			break
+		}
+	}
+	for _, id := range ids {
+		top := v.c.Checker.PartitionCommitted(id)
+		var parts []string
+		converged, view, first := true, uint32(0), true
+		for i, rn := range v.c.Replicas {
+			if !v.core[i] || rn.Replica() == nil {
+				continue
+			}
+			g, ok := rn.Replica().PartitionGroup(id)
+			if !ok {
+				parts = append(parts, fmt.Sprintf("replica %d has no such group", i))
+				converged = false
+				continue
+			}
+			state := fmt.Sprintf("replica %d %v view %d log_view %d op %d commit %d/%d", i, g.Status(), g.View(), g.LogView(), g.Op(), g.CommitMin(), g.CommitMax())
+			if g.Amnesiac() {
+				state += " amnesiac"
+			}
+			parts = append(parts, state)
+			if g.Status() != vsr.StatusNormal || g.CommitMin() < v.partitionTop(id) || !first && g.View() != view || g.Amnesiac() {
+				converged = false
+			}
+			view, first = g.View(), false
+		}
+		if !converged {
+			return fmt.Sprintf("partition group %d (%d ops committed): %s", id, top, strings.Join(parts, ", "))
+		}
+	}
+	return ""
 }
 
 // onEvent counts and traces replica events.
@@ -741,6 +913,9 @@ func (v *vopr) finish() {
 	r.Commits = c.Checker.Committed()
 	r.Messages = c.Checker.PartitionMessages()
 	r.Polls = c.Checker.Polls()
+	r.BeyondBound = c.Checker.BeyondBound()
+	r.Losses = append(c.Checker.LossesBeyondBound(), r.Losses...)
+	slices.SortFunc(r.Losses, func(a, b checker.Loss) int { return strings.Compare(a.Name, b.Name) })
 	r.Crashes, r.Restarts = c.Crashes, c.Restarts
 	ns := c.Net.Stats()
 	// A reset because a replica went down is a consequence of the crash,

@@ -162,9 +162,9 @@ const jsonSchema = 1
 // those of the summary line, then the rest.
 var jsonKeys = []string{
 	"schema",
-	"seed", "result", "liveness", "replicas", "clients", "ticks", "requests", "commits", "view_changes", "groups", "messages", "polls",
+	"seed", "result", "liveness", "replicas", "clients", "ticks", "requests", "commits", "view_changes", "groups", "messages", "polls", "beyond_f_losses",
 	"crashes", "restarts", "partitions", "resets", "storage_faults", "frames", "digest",
-	"evictions", "indefinite", "build", "options", "disabled", "probes", "violation", "explanation", "evidence",
+	"evictions", "indefinite", "losses_beyond_f", "build", "options", "disabled", "probes", "violation", "explanation", "evidence",
 	"frames_by_command", "reproduce",
 }
 
@@ -189,6 +189,7 @@ func writeSeedJSON(b *bytes.Buffer, sr *seedRun, reproduce string, build *buildI
 	j.value("groups", r.Groups)
 	j.value("messages", r.Messages)
 	j.value("polls", r.Polls)
+	j.value("beyond_f_losses", r.LossTotal())
 	j.value("crashes", r.Crashes)
 	j.value("restarts", r.Restarts)
 	j.value("partitions", r.Partitions)
@@ -200,6 +201,15 @@ func writeSeedJSON(b *bytes.Buffer, sr *seedRun, reproduce string, build *buildI
 	// outcome the eviction left unknown, so that -json shows evictions happen.
 	j.value("evictions", r.Evictions)
 	j.value("indefinite", r.Indefinite)
+	// The losses beyond the memory-loss bound, by name (beyond_f_losses
+	// sums them).
+	var lb bytes.Buffer
+	losses := newJSONObject(&lb)
+	for _, l := range r.Losses {
+		losses.value(l.Name, l.Count)
+	}
+	losses.close()
+	j.raw("losses_beyond_f", lb.Bytes())
 	j.raw("build", buildJSON(build))
 
 	var ob bytes.Buffer

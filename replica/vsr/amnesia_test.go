@@ -124,3 +124,51 @@ func TestAmnesiaEndsWithALaterViewsLog(t *testing.T) {
 		t.Fatal("r2 applied the later view's whole log and is still amnesiac")
 	}
 }
+
+// TestTwoReplicaAmnesiacVote: in a group of two, ops 1..3 commit on both;
+// r0, the primary of view 0, restarts with its memory journal lost. r1's
+// vote alone meets every replication quorum, so r0 votes as one that knows
+// nothing (amnesiacVoteSafe), never merging as primary itself: the view it
+// leads times out, and r1 leads the next with r1's log. Without the vote,
+// r1 never gets a second DoViewChange and the group never elects (VOPR
+// seeds 5004, 5039, 5104).
+func TestTwoReplicaAmnesiacVote(t *testing.T) {
+	c := newCluster(t, 2, 62)
+	r0, r1 := c.replicas[0], c.replicas[1]
+	for req := uint64(1); req <= 3; req++ {
+		proposeAt(t, r0, req)
+		c.settle()
+	}
+	c.tick(0, 80)
+	if r0.group.CommitMin() != 3 || r1.group.CommitMin() != 3 {
+		t.Fatalf("setup: r0 commit %d, r1 commit %d", r0.group.CommitMin(), r1.group.CommitMin())
+	}
+	committed := make([]wire.U128, 4)
+	for op := uint64(1); op <= 3; op++ {
+		f, _ := r1.journal.Frame(op)
+		committed[op] = wire.HeaderOf(f).Checksum()
+	}
+	r0.crash()
+	r0.amnesiac = true
+	r0.start(false)
+	r0.amnesiac = false
+	if !r0.group.Amnesiac() {
+		t.Fatal("r0 did not restart amnesiac")
+	}
+	if !c.runUntil(400_000, func() bool {
+		p := c.primary()
+		return p == r1 && r0.group.Status() == StatusNormal && r0.group.CommitMin() >= 3 && !r0.group.Amnesiac()
+	}) {
+		c.dump()
+		t.Fatalf("the group did not elect r1 and catch r0 up (probes %v)", c.probes)
+	}
+	if c.probes["amnesiac replica votes knowing nothing"] == 0 {
+		t.Fatalf("r0 never voted as amnesiac (probes %v)", c.probes)
+	}
+	for op := uint64(1); op <= 3; op++ {
+		f, ok := r0.journal.Frame(op)
+		if !ok || wire.HeaderOf(f).Checksum() != committed[op] {
+			t.Fatalf("r0 does not hold committed op %d as it was committed", op)
+		}
+	}
+}

@@ -115,16 +115,38 @@ func (g *Group) maybeSendDoViewChange() {
 	if g.status != StatusViewChange || g.vc.dvcSent || g.vc.reconciling || popcount(g.vc.svcFrom) < f || !g.stateDurable() {
 		return
 	}
-	if g.amnesiac {
+	if g.amnesiac && (!amnesiacVoteSafe(int(g.cfg.ReplicaCount)) || g.Primary() == g.cfg.Replica) {
 		if !g.vc.withheld {
 			g.vc.withheld = true
 			g.probe("amnesiac replica withholds its DoViewChange")
 		}
 		return
 	}
+	if g.amnesiac {
+		g.probe("amnesiac replica votes knowing nothing")
+	}
 	g.vc.dvcSent = true
 	g.dvcTimeout.start()
 	g.sendDoViewChange()
+}
+
+// amnesiacVoteSafe reports whether a replica that lost its journal may vote
+// at once, as one that knows nothing (log_view 0, an empty log, no nack),
+// in a cluster of n: when the other votes of any view-change quorum are
+// at least a nack quorum, they meet every replication quorum, so they hold
+// every committed op without it. That is n = 2 alone (q_vc = 2, q_nack = 1:
+// both replicas acknowledged every committed op, and the one that kept its
+// memory holds them); elsewhere q_vc - 1 < q_nack, and the replica must
+// withhold its vote until it has caught up. Without it, a two-replica group
+// whose restarted replica is the next primary never gets a second vote
+// (VOPR seeds 5004, 5039, 5104 with sends in every seed). The vote goes
+// to the other replica only: an amnesiac replica never merges as primary
+// (its view change times out and the next view's primary is the other
+// replica), since the other's vote proves nothing when it lost its memory
+// too (VOPR seed 19: both had, the merge dropped committed op 1). Then
+// nobody merges, and the group stalls beyond the memory-loss bound.
+func amnesiacVoteSafe(n int) bool {
+	return QuorumViewChange(n)-1 >= QuorumNack(n)
 }
 
 // sendDoViewChange broadcasts our vote (Iggy broadcasts it) and, at the new
@@ -152,6 +174,11 @@ func (g *Group) sendDoViewChange() {
 // acknowledged is a blank with the nack bit (nacks above commit only); an
 // op we cannot read is a blank with no nack (DEVIATIONS.md 1).
 func (g *Group) buildVote() *dvcVote {
+	if g.amnesiac {
+		// amnesiacVoteSafe: a vote of log_view 0 with an empty log, no
+		// nack: every other vote outranks it, and it truncates nothing.
+		return &dvcVote{from: g.cfg.Replica}
+	}
 	v := &dvcVote{from: g.cfg.Replica, logView: g.logView, op: g.op, commit: min(g.commitMax, g.op)}
 	if g.op == 0 {
 		return v
@@ -656,6 +683,9 @@ func (g *Group) adoptMerge() {
 		}
 	}
 	g.op = m.head
+	if g.amnesiac {
+		panic(fmt.Sprintf("vsr: amnesiac replica %d merged view %d as primary", g.cfg.Replica, g.view))
+	}
 	if m.head > 0 {
 		if h, ok := m.headers[m.head]; ok {
 			var p wire.PrepareHeader
