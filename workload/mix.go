@@ -66,8 +66,17 @@ func NewMix(rng *rand.Rand, sends bool) *Mix {
 		// A producer needs a topic with partitions: sends go mostly to one
 		// hot stream and topic, which creates name often (with partitions)
 		// and deletes still hit, so groups are built, written and dropped.
-		m.weights[7] = max(m.weights[7], 20)
+		// Sends are a fifth of the mix at least, and polls a tenth, so that
+		// even a seed of twenty requests sends and polls.
 		m.weights[3] = max(m.weights[3], 10)
+		others := 0
+		for i, w := range m.weights {
+			if i != 7 && i != 8 {
+				others += w
+			}
+		}
+		m.weights[7] = max(m.weights[7], 20, others/4)
+		m.weights[8] = max(m.weights[8], (others+m.weights[7])/9)
 	}
 	m.sends = sends
 	m.batchMax = 1 + rng.IntN(16)
@@ -78,9 +87,11 @@ func NewMix(rng *rand.Rand, sends bool) *Mix {
 
 // Next draws the next operation.
 func (m *Mix) Next() Op {
-	if m.sends && m.bootstrap < 2 {
+	if m.sends && m.bootstrap < 4 {
+		// The hot stream and topic, twice: clients run the first ops at
+		// once, and a topic whose stream is not created yet is refused.
 		m.bootstrap++
-		if m.bootstrap == 1 {
+		if m.bootstrap%2 == 1 {
 			return Op{Operation: wire.OperationCreateStream, Body: metadata.CreateStream{Name: hotStream}.Encode()}
 		}
 		return Op{Operation: wire.OperationCreateTopic, Body: metadata.CreateTopic{Stream: metadata.Named(hotStream),
@@ -99,6 +110,12 @@ func (m *Mix) Next() Op {
 		k -= m.weights[kind]
 	}
 	stream := m.stream()
+	if m.sends && (kind == 2 || kind == 4 || kind == 6) && m.rng.IntN(8) > 0 {
+		// Deletes mostly spare the hot names, so that the producers'
+		// topic lives most of the run; some still drop it, with its
+		// groups' messages.
+		stream = m.coldStream()
+	}
 	switch kind {
 	case 0:
 		if m.hot(1) {
@@ -199,6 +216,11 @@ func (m *Mix) poll(stream metadata.Identifier) Op {
 		}
 	}
 	return Op{Operation: wire.OperationNonReplicated, Body: partition.EncodePoll(q), Code: partition.PollMessagesCode}
+}
+
+// coldStream names a stream of the pool other than the hot one.
+func (m *Mix) coldStream() metadata.Identifier {
+	return metadata.Named(fmt.Sprintf("wl-s-%d", 1+m.rng.IntN(m.names-1)))
 }
 
 func (m *Mix) streamName() string { return fmt.Sprintf("wl-s-%d", m.rng.IntN(m.names)) }

@@ -172,3 +172,41 @@ func TestTwoReplicaAmnesiacVote(t *testing.T) {
 		}
 	}
 }
+
+// TestTwoReplicaAmnesiacVoteNacksNothing scripts VOPR seed
+// 6455057784201346205: op 1 commits on r0 while r1, which acknowledged it,
+// never hears of the commit; both are in log_view 0. r0 restarts amnesiac
+// and votes its empty log; r1 merges it with its own. The empty vote must
+// not count as a nack (q_nack is 1 at n = 2): op 1 is committed, and r1
+// must keep it.
+func TestTwoReplicaAmnesiacVoteNacksNothing(t *testing.T) {
+	c := newCluster(t, 2, 63)
+	r0, r1 := c.replicas[0], c.replicas[1]
+	c.drop = func(m message) bool {
+		return m.to == 1 && wire.HeaderOf(m.frame).Command() == wire.CommandCommit
+	}
+	proposeAt(t, r0, 1)
+	c.settle()
+	if r0.group.CommitMin() != 1 || r1.group.Op() != 1 || r1.group.CommitMax() != 0 {
+		t.Fatalf("setup: r0 commit %d, r1 op %d commit_max %d", r0.group.CommitMin(), r1.group.Op(), r1.group.CommitMax())
+	}
+	f, _ := r1.journal.Frame(1)
+	committed := wire.HeaderOf(f).Checksum()
+	c.drop = nil
+	r0.crash()
+	r0.amnesiac = true
+	r0.start(false)
+	r0.amnesiac = false
+	if !c.runUntil(400_000, func() bool {
+		return c.primary() == r1 && r0.group.Status() == StatusNormal && !r0.group.Amnesiac()
+	}) {
+		c.dump()
+		t.Fatalf("the group did not elect r1 and catch r0 up (probes %v)", c.probes)
+	}
+	for _, r := range c.replicas {
+		f, ok := r.journal.Frame(1)
+		if !ok || wire.HeaderOf(f).Checksum() != committed || r.group.Op() < 1 {
+			t.Fatalf("replica %d lost committed op 1 (op %d, probes %v)", r.id, r.group.Op(), c.probes)
+		}
+	}
+}

@@ -550,6 +550,14 @@ func (g *Group) mergeVotes(votes []*dvcVote) (m *mergeResult, broken uint64, ok 
 		for _, d := range votes {
 			e, i, in := d.entry(op)
 			switch {
+			case d.op == 0:
+				// A vote of an empty log nacks nothing: it is what an
+				// amnesiac replica sends (amnesiacVoteSafe), which may have
+				// acknowledged ops it no longer knows of (VOPR seed
+				// 6455057784201346205: a two-replica group's committed op 1
+				// truncated on such a vote, both of log_view 0). A fresh
+				// replica's vote looks the same; not counting it only keeps
+				// an op a nack quorum might have dropped.
 			case d.op < op:
 				nacks++
 			case in && d.nack.Bit(i):
