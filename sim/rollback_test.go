@@ -55,7 +55,7 @@ func TestRollbackBuildsTheShape(t *testing.T) {
 // nemesis runs exactly as before it existed (its stream is never drawn),
 // and one with too few replicas for it runs as without it.
 func TestRollbackOffChangesNothing(t *testing.T) {
-	o := Swarm(7)
+	o := Swarm(4) // a seed whose three-replica world the nemesis acts in
 	o.Replicas, o.PartitionMode = 2, 0
 	without := Run(o, nil)
 	o.Rollback = true
