@@ -110,10 +110,10 @@ func (m *Mix) Next() Op {
 		k -= m.weights[kind]
 	}
 	stream := m.stream()
-	if m.sends && (kind == 2 || kind == 4 || kind == 6) && m.rng.IntN(8) > 0 {
-		// Deletes mostly spare the hot names, so that the producers'
-		// topic lives most of the run; some still drop it, with its
-		// groups' messages.
+	if m.sends && (kind == 1 || kind == 2 || kind == 4 || kind == 6) && m.rng.IntN(8) > 0 {
+		// Renames and deletes mostly spare the hot names, so that the
+		// producers' topic lives most of the run; some still drop it, with
+		// its groups' messages.
 		stream = m.coldStream()
 	}
 	switch kind {
