@@ -193,6 +193,13 @@ func Suite() []Canary {
 			AlsoLiveness: []string{"the core did not converge"},
 		},
 		{
+			Tag:     "canary_offset_at_prepare",
+			Site:    "replica/partition/plane.go Stamp",
+			Breaks:  "the partition primary applies a Quorum consumer offset store or delete when it prepares it, not when it commits",
+			Outcome: sim.Correctness,
+			Expect:  []string{"poll skip"},
+		},
+		{
 			Tag:     "canary_no_restamp",
 			Site:    "replica/vsr/normal.go restamped",
 			Breaks:  "a retransmitted pipeline prepare keeps the view it was built in, so backups of the new view drop it",

@@ -73,6 +73,11 @@ type Checker struct {
 	losses       map[string]uint64 // looked up only; LossesBeyondBound sorts
 	ackedBatches map[batchRef]bool // looked up only
 	messagesCut  uint64            // messages committed, then cut from their log beyond the bound
+	// storable: per consumer of a partition (the request's consumer,
+	// stream, topic and partition bytes), the offsets a Next poll may
+	// start after: every committed Quorum store, and every NoAck store
+	// invoked (applied by the primary at once). Looked up only.
+	storable map[string]map[uint64]bool
 
 	violation *Violation
 	recent    []string
@@ -431,6 +436,9 @@ func (c *Checker) Invoke(inv workload.Invocation) {
 	}
 	c.note("client %d (%s) invokes request %d %v", inv.Client, inv.ClientID, inv.Request, inv.Operation)
 	c.invocations[requestKey{inv.ClientID, inv.Request}] = &invocation{inv: inv}
+	if inv.Operation == wire.OperationStoreConsumerOffset {
+		c.noAckStore(inv.Body)
+	}
 }
 
 // Complete records how a client's invocation ended, and checks a reply

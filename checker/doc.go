@@ -41,7 +41,16 @@
 //     replica that restarted lost its memory journals and applies its
 //     partition logs again from op 1, so its visible offset drops and grows
 //     back as it repairs (to 0, until segment logs keep the flushed prefix).
-//     Next reads from offset 0 while consumer offsets are not stored.
+//   - a Next poll starts after an offset its consumer stored: its first
+//     record holds offset 0 (nothing stored, a delete, a replica that lost
+//     its memory) or the offset after one a committed Quorum store or an
+//     invoked NoAck store (applied at the primary at once) set; any other
+//     start read a store that never committed (else "poll skip"). Records
+//     are whole batches, so the check is exact where batches hold one
+//     message (a third of the mixes).
+//
+// Beyond the memory-loss bound (beyondf.go) the losses Iggy's design
+// permits are counted by name instead of failing the run.
 //
 // Checks run incrementally, as events arrive in time order, so the first
 // violation stops the run where it happened. Violations are named in the

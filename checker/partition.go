@@ -373,6 +373,14 @@ func (c *Checker) pollReply(done workload.Completion, r *wire.ReplyHeader) {
 		fail(WrongReply, "messages_count %d, the records hold %d", count, messages)
 		return
 	}
+	if first, ok := firstRecord(body[16:]); ok {
+		if inv := c.invocations[requestKey{done.ClientID, done.Request}]; inv != nil {
+			if s, ok := c.nextPollStart(inv.inv.Body, first); !ok {
+				fail(PollSkip, "a Next poll returned offsets from %d (a batch of %d), after no offset the consumer stored: %s", first.BaseOffset, first.MessageCount, s)
+				return
+			}
+		}
+	}
 	if messages > 0 && current+1 < next {
 		fail(InconsistentOffsets, "current offset %d, but it returned offsets up to %d", current, next-1)
 	}
@@ -421,6 +429,9 @@ func (c *Checker) checkOffsetCommit(l *partitionLog, r uint8, p *wire.PrepareHea
 		return true
 	}
 	offset, ok := storedOffsetOf(body)
+	if ok {
+		c.storableOffset(body, offset)
+	}
 	if !ok {
 		c.fail(Violation{Name: PhantomCommit, Replicas: []uint8{r}, Ops: []uint64{p.Op},
 			Detail: fmt.Sprintf("group %d op %d: a StoreConsumerOffset body that does not parse", l.group, p.Op)})
@@ -481,3 +492,90 @@ func (c *Checker) partitionVote(r uint8, group uint64, x *wire.DoViewChangeHeade
 		Detail: fmt.Sprintf("replica %d voted in view %d of partition group %d with log_view %d and head op %d, but it went Normal in log_view %d with head op %d (at %.3f s)",
 			r, x.View, group, x.LogView, x.Op, a.logView, a.head, float64(a.atNs)/1e9)})
 }
+
+// Next polls and the offsets they start after. A Next poll starts after
+// the consumer's stored offset (0 when it stored none): the first batch it
+// returns holds stored+1 for some offset the consumer stored, by a
+// committed Quorum store or a NoAck one (applied at the primary at once),
+// or it starts at offset 0. A replica that shows a store before it commits
+// (canary_offset_at_prepare) shows one no commit holds: "poll skip".
+
+// consumerPrefix returns a consumer offset or poll request body's consumer
+// kind, consumer, stream, topic and partition, as bytes (both bodies begin
+// with them, client-ops.md 5.26-5.28), and where they end.
+func consumerPrefix(body []byte) (string, int, bool) {
+	at := 1
+	for range 3 {
+		if len(body) < at+2 {
+			return "", 0, false
+		}
+		at += 2 + int(body[at+1])
+	}
+	at += 5
+	if len(body) < at {
+		return "", 0, false
+	}
+	return string(body[:at]), at, true
+}
+
+// storableOffset records offset as one a Next poll of the body's consumer
+// may start after.
+func (c *Checker) storableOffset(body []byte, offset uint64) {
+	key, _, ok := consumerPrefix(body)
+	if !ok {
+		return
+	}
+	if c.storable == nil {
+		c.storable = map[string]map[uint64]bool{}
+	}
+	if c.storable[key] == nil {
+		c.storable[key] = map[uint64]bool{}
+	}
+	c.storable[key][offset] = true
+}
+
+// noAckStore records a NoAck StoreConsumerOffset's offset at its
+// invocation (the primary applies it at once, never through the log).
+func (c *Checker) noAckStore(body []byte) {
+	if len(body) == 0 || body[len(body)-1] != 0 {
+		return // Quorum (or a body that does not parse): recorded at commit
+	}
+	if offset, ok := storedOffsetOf(body); ok {
+		c.storableOffset(body, offset)
+	}
+}
+
+// firstRecord returns the header of a poll reply's first record.
+func firstRecord(records []byte) (wire.BatchHeader, bool) {
+	if len(records) == 0 {
+		return wire.BatchHeader{}, false
+	}
+	b, err := wire.ReadBatchHeader(records)
+	return b, err == nil
+}
+
+// nextPollStart checks a poll's first record against the Next rule; polls
+// of other strategies pass. On a failure it also returns what the consumer
+// stored.
+func (c *Checker) nextPollStart(body []byte, first wire.BatchHeader) (string, bool) {
+	key, at, ok := consumerPrefix(body)
+	if !ok || len(body) < at+1 || body[at] != pollStrategyNext {
+		return "", true
+	}
+	holds := func(offset uint64) bool {
+		return first.BaseOffset <= offset && offset < first.BaseOffset+uint64(first.MessageCount)
+	}
+	if holds(0) {
+		return "", true
+	}
+	stored := c.storable[key]
+	for s := first.BaseOffset - 1; holds(s + 1); s++ {
+		if stored[s] {
+			return "", true
+		}
+	}
+	return fmt.Sprintf("%d offsets stored, none at %d..%d", len(stored), int64(first.BaseOffset)-1, first.BaseOffset+uint64(first.MessageCount)-2), false
+}
+
+// pollStrategyNext is PollMessages' Next strategy (client-ops.md 1.6).
+const pollStrategyNext = 5

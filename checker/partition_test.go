@@ -425,3 +425,62 @@ func TestPartitionVoteReachesItsLog(t *testing.T) {
 		})
 	}
 }
+
+// pollNext invokes request req as a Next poll of storeBody's consumer and
+// partition, and completes it with body.
+func (h *partitionHistory) pollNext(req uint64, body []byte) {
+	q := append([]byte(nil), storeBody(0)[:24]...)
+	q = append(q, 5) // Next
+	q = binary.LittleEndian.AppendUint64(q, 0)
+	q = binary.LittleEndian.AppendUint32(q, 10)
+	q = append(q, 0)
+	h.c.Invoke(workload.Invocation{Client: 0, ClientID: wire.U128{Lo: 1}, Session: 1, Request: req,
+		Operation: wire.OperationNonReplicated, Code: 100, Body: q, AtNs: h.tick()})
+	x := wire.ReplyHeader{Client: wire.U128{Lo: 1}, Op: 1, Request: req, Operation: wire.OperationNonReplicated}
+	h.c.Complete(workload.Completion{Client: 0, ClientID: wire.U128{Lo: 1}, Request: req, Kind: workload.Replied,
+		Frame: wire.BuildFrame(&x, body), AtNs: h.tick()})
+}
+
+// TestNextPollStartsAfterAStoredOffset: a Next poll's first record holds
+// offset 0, or the offset after one its consumer stored by a committed
+// Quorum store or an invoked NoAck one; a poll that starts after any other
+// offset read a store that was never committed (canary_offset_at_prepare):
+// a poll skip.
+func TestNextPollStartsAfterAStoredOffset(t *testing.T) {
+	setup := func(t *testing.T) (*partitionHistory, [3][]byte) {
+		h := newPartitionHistory(t)
+		var bodies [3][]byte
+		base := uint64(0)
+		for i, ids := range [][]uint64{{1, 2}, {3}, {4, 5, 6}} {
+			h.invoke(uint64(i+1), batchOf(ids...))
+			hd, b := h.prepare(uint64(i+1), batchOf(ids...), base, 0)
+			h.commitAll(hd, b)
+			bodies[i] = b
+			base += uint64(len(ids))
+		}
+		return h, bodies
+	}
+	t.Run("from offset 0, or after a committed store", func(t *testing.T) {
+		h, b := setup(t)
+		h.pollNext(10, pollBody(5, b[0], b[1]))
+		h.commitOffset(11, 2, nil)
+		h.pollNext(12, pollBody(5, b[2]))
+		h.want("")
+	})
+	t.Run("after a NoAck store, applied at the primary at once", func(t *testing.T) {
+		h, b := setup(t)
+		noAck := storeBody(1)
+		noAck[len(noAck)-1] = 0
+		h.c.Invoke(workload.Invocation{Client: 0, ClientID: wire.U128{Lo: 1}, Session: 1, Request: 11,
+			Operation: wire.OperationStoreConsumerOffset, Body: noAck, AtNs: h.tick()})
+		h.pollNext(12, pollBody(5, b[1], b[2]))
+		h.want("")
+	})
+	t.Run("after an offset no store committed", func(t *testing.T) {
+		h, b := setup(t)
+		h.c.Invoke(workload.Invocation{Client: 0, ClientID: wire.U128{Lo: 1}, Session: 1, Request: 11,
+			Operation: wire.OperationStoreConsumerOffset, Body: storeBody(1), AtNs: h.tick()}) // Quorum, never committed
+		h.pollNext(12, pollBody(5, b[1], b[2]))
+		h.want(checker.PollSkip)
+	})
+}

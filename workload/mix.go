@@ -80,6 +80,12 @@ func NewMix(rng *rand.Rand, sends bool) *Mix {
 	}
 	m.sends = sends
 	m.batchMax = 1 + rng.IntN(16)
+	if rng.IntN(3) == 0 {
+		// Single-message batches in a third of the mixes: a poll's
+		// records then say exactly where it started, so a Next poll shows
+		// the stored offset it read.
+		m.batchMax = 1
+	}
 	m.payloadMax = rng.IntN(65)
 	m.headers = rng.IntN(3) == 0
 	return m
@@ -191,7 +197,7 @@ func (m *Mix) send(stream metadata.Identifier) Op {
 func (m *Mix) offset(store bool) Op {
 	q := partition.OffsetRequest{ConsumerKind: partition.ConsumerSingle, Consumer: metadata.ID(uint32(1 + m.rng.IntN(4))),
 		Stream: metadata.Named(hotStream), Topic: metadata.Named(hotTopic), HasPartition: true,
-		Partition: uint32(m.rng.IntN(2)), Offset: uint64(m.rng.IntN(48)), Ack: uint8(m.rng.IntN(2))}
+		Partition: uint32(m.rng.IntN(2)), Offset: uint64(m.rng.IntN(8 << (3 * m.rng.IntN(2)))), Ack: uint8(m.rng.IntN(2))}
 	if store {
 		return Op{Operation: wire.OperationStoreConsumerOffset, Body: partition.EncodeOffsetRequest(q, true)}
 	}
@@ -205,6 +211,13 @@ func (m *Mix) poll(stream metadata.Identifier) Op {
 		Stream: stream, Topic: m.topic(), HasPartition: true, Partition: uint32(m.rng.IntN(4)),
 		Strategy: uint8(1 + m.rng.IntN(5)), Count: uint32(1 + m.rng.IntN(20))}
 	if m.hot(2) {
+		q.Stream, q.Topic = metadata.Named(hotStream), metadata.Named(hotTopic)
+	}
+	if m.sends && m.rng.IntN(3) == 0 {
+		// A consumer's Next poll, as the offsets' consumers store them
+		// (the hot topic's first partitions): it reads where the stored
+		// offset says, so that a store seen before it commits shows.
+		q.Strategy, q.Partition = partition.PollNext, uint32(m.rng.IntN(2))
 		q.Stream, q.Topic = metadata.Named(hotStream), metadata.Named(hotTopic)
 	}
 	switch q.Strategy {

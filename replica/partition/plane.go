@@ -85,6 +85,9 @@ func (p *Plane) nextAfter(op uint64) (uint64, bool) {
 // verified at admission) is stamped at the next offset after the head and
 // the prepare's timestamp.
 func (p *Plane) Stamp(x *wire.PrepareHeader, body []byte) ([]byte, bool) {
+	if canaryOffsetAtPrepare {
+		p.canaryApplyOffset(x, body) // canary_offset_at_prepare: the offset applied at prepare
+	}
 	if x.Operation != wire.OperationSendMessages {
 		return body, true
 	}
@@ -101,6 +104,9 @@ func (p *Plane) Stamp(x *wire.PrepareHeader, body []byte) ([]byte, bool) {
 func (p *Plane) Admit(frame []byte) bool {
 	var x wire.PrepareHeader
 	x.Decode(wire.HeaderOf(frame))
+	if canaryOffsetAtPrepare {
+		p.canaryApplyOffset(&x, frame[wire.HeaderSize:]) // canary_offset_at_prepare: the offset applied at prepare
+	}
 	if x.Operation != wire.OperationSendMessages {
 		return x.Operation.IsPartition()
 	}
