@@ -130,6 +130,10 @@ type Result struct {
 	Frames      uint64 // frames sent on the network
 	// FramesByCommand counts the frames sent, by command name (snake_case).
 	FramesByCommand map[string]uint64
+	// PartitionFrames counts the frames of the partition planes delivered
+	// from one replica to another, by command name: the replication cost
+	// of the messages (vopr -performance reports it per message).
+	PartitionFrames map[string]uint64
 	Digest          uint64
 	// Probes counts the coverage probes that fired, by name.
 	Probes map[string]int

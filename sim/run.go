@@ -42,6 +42,9 @@ func RunWith(o Options, out Outputs) Result { return runVOPR(o, out, nil) }
 //     two at start-up, which would blur the figure;
 //   - no clock skew, no handshake auth (it adds no frames after the
 //     handshake), every fault off;
+//   - the partition workload on (sends, polls, consumer offsets, as the
+//     swarm's mix draws them for the seed), so that the frames of the
+//     partition planes per committed message are a figure too;
 //   - the safety phase only (Lite): the liveness phase freezes the replicas
 //     outside a drawn core, and the view change that forces when the primary
 //     is frozen is not the cost of normal operation;
@@ -72,5 +75,7 @@ func Performance() Options {
 
 		ClockOffsetMaxNs: 0, ClockDriftMaxPPB: 0,
 		Auth: false, RotationWindow: false,
+
+		Sends: true,
 	}
 }

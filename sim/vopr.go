@@ -93,7 +93,15 @@ func runVOPR(o Options, out Outputs, hook func(*Cluster)) (res Result) {
 	v.c = NewCluster(clusterOptions(o))
 	if out.Capture != nil {
 		v.capture = &captureWriter{w: out.Capture}
-		v.c.onPeerFrame = func(from, to uint8, frame []byte) { v.capture.frame(v.c.Loop.Now(), from, to, frame) }
+	}
+	v.res.PartitionFrames = map[string]uint64{}
+	v.c.onPeerFrame = func(from, to uint8, frame []byte) {
+		if g, ok := wire.GroupOf(frame); ok && g != wire.MetadataGroup {
+			v.res.PartitionFrames[wire.HeaderOf(frame).Command().SnakeName()]++
+		}
+		if v.capture != nil {
+			v.capture.frame(v.c.Loop.Now(), from, to, frame)
+		}
 	}
 	v.chaos = v.c.Streams.Stream("vopr.process")
 	v.c.OnEvent = v.onEvent

@@ -27,6 +27,7 @@ import (
 //	reproduce: vopr -seed N -knob=value ...
 //	explanation: ...                            (a stall the protocol cannot avoid)
 //	frames_per_op command=C frames=F per_op=X   (-performance only)
+//	frames_per_message command=C frames=F per_message=X
 //	seed=N result=... digest=HEX                (Result.Summary, always last)
 //
 // In a campaign a passing seed prints only its explanation (if any) and its
@@ -114,6 +115,30 @@ func writeFramesPerOp(b *bytes.Buffer, r *sim.Result) {
 		total = fmt.Sprintf("%.3f", float64(r.Frames)/float64(r.Commits))
 	}
 	fmt.Fprintf(b, "frames_per_op command=all frames=%d per_op=%s\n", r.Frames, total)
+	writeFramesPerMessage(b, r)
+}
+
+// writeFramesPerMessage writes -performance's partition-plane cost: the
+// frames of the partition planes delivered between replicas per message
+// committed, per command, sorted by command name.
+func writeFramesPerMessage(b *bytes.Buffer, r *sim.Result) {
+	names := make([]string, 0, len(r.PartitionFrames))
+	all := uint64(0)
+	for n, f := range r.PartitionFrames {
+		names = append(names, n)
+		all += f
+	}
+	sort.Strings(names)
+	per := func(frames uint64) string {
+		if r.Messages == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.3f", float64(frames)/float64(r.Messages))
+	}
+	for _, n := range names {
+		fmt.Fprintf(b, "frames_per_message command=%s frames=%d per_message=%s\n", n, r.PartitionFrames[n], per(r.PartitionFrames[n]))
+	}
+	fmt.Fprintf(b, "frames_per_message command=all frames=%d messages=%d per_message=%s\n", all, r.Messages, per(all))
 }
 
 // jsonObject writes a JSON object with its keys in the order given.
