@@ -581,10 +581,17 @@ func (v *vopr) converged() bool {
 	if !clientsAllDone(v.c) {
 		return false
 	}
-	if !v.partitionsConverged() {
+	if !v.metadataConverged() {
+		// The partition groups are read only once the metadata plane has
+		// converged: a replica replaying its metadata has not rebuilt its
+		// groups yet, and a verdict cached from then (no groups: nothing
+		// to converge) would call the core converged once the metadata
+		// caught up, before its groups were even built (canary build of
+		// seed 2061: "did not stay converged", two amnesiac replicas).
+		v.partitionsCheckedNs = 0
 		return false
 	}
-	return v.metadataConverged()
+	return v.partitionsConverged()
 }
 
 // metadataConverged: every core replica is up and Normal in one view whose
