@@ -690,9 +690,10 @@ func (v *vopr) explainAmnesia() string {
 		}
 	}
 	qvc := vsr.QuorumViewChange(v.o.Replicas)
-	stalled, first := 0, ""
+	stalled, example := 0, ""
 	for _, id := range ids {
 		kept, amnesiac, primary := 0, 0, false
+		converged, view, first := true, uint32(0), true
 		for i, rn := range v.c.Replicas {
 			if !v.core[i] || rn.Replica() == nil {
 				continue
@@ -700,18 +701,30 @@ func (v *vopr) explainAmnesia() string {
 			g, ok := rn.Replica().PartitionGroup(id)
 			switch {
 			case !ok:
+				converged = false
+				continue
 			case g.Amnesiac():
 				amnesiac++
 			default:
 				kept++
 				primary = primary || g.Status() == vsr.StatusNormal && g.IsPrimary()
 			}
+			if g.Status() != vsr.StatusNormal || g.Amnesiac() || g.CommitMin() < v.partitionTop(id) || !first && g.View() != view {
+				converged = false
+			}
+			view, first = g.View(), false
 		}
 		if amnesiac == 0 || primary || kept >= qvc {
+			if !converged {
+				// A group that did not converge for another reason is not
+				// excused by the ones amnesia stalls.
+				v.unexcused = fmt.Sprintf("partition group %d did not converge, and lost memory does not explain it", id)
+				return ""
+			}
 			continue
 		}
 		if stalled == 0 {
-			first = fmt.Sprintf("partition group %d: %d core replicas lost its memory journal and withhold their votes, %d kept it, fewer than a view-change quorum (%d), and none is its Normal primary", id, amnesiac, kept, qvc)
+			example = fmt.Sprintf("partition group %d: %d core replicas lost its memory journal and withhold their votes, %d kept it, fewer than a view-change quorum (%d), and none is its Normal primary", id, amnesiac, kept, qvc)
 		}
 		stalled++
 	}
@@ -719,7 +732,7 @@ func (v *vopr) explainAmnesia() string {
 		return ""
 	}
 	v.res.Losses = append(v.res.Losses, checker.Loss{Name: "groups stalled without memory", Count: uint64(stalled)})
-	return fmt.Sprintf("beyond the memory-loss bound, %d partition groups cannot elect: %s", stalled, first)
+	return fmt.Sprintf("beyond the memory-loss bound, %d partition groups cannot elect: %s", stalled, example)
 }
 
 // partitionTop is the op the core must have applied in partition group id
