@@ -31,7 +31,6 @@ canary_torn_trusted             129 corrupt body applied|replica panic
 canary_nack_corrupt             129 nack of an acknowledged op
 canary_apply_unchecked          129 committed op replaced|divergent commit|hash chain break|replica panic
 canary_truncate_without_quorum  129 committed op lost|committed op replaced|divergent commit|non-linearizable reply|replica panic
-canary_reconcile_unsynced       129 log_view without its log|committed op lost|committed op replaced|divergent commit|replica panic
 canary_repair_unchained         129 committed op replaced|divergent commit|hash chain break|replica panic
 canary_chain_unchecked          129 committed op replaced|divergent commit|hash chain break|replica panic
 canary_heartbeat_reset          128 the core kept changing views after it converged

@@ -136,13 +136,12 @@ func Suite() []Canary {
 			Outcome: sim.Correctness,
 			Expect:  []string{"committed op lost", "committed op replaced", "divergent commit", "non-linearizable reply", "replica panic"},
 		},
-		{
-			Tag:     "canary_reconcile_unsynced",
-			Site:    "replica/journal/reconcile.go Reconcile",
-			Breaks:  "a reconcile does not wait for the appends of canonical ops held only in memory, so the new log_view is persisted before its log is durable",
-			Outcome: sim.Correctness,
-			Expect:  []string{"log_view without its log", "committed op lost", "committed op replaced", "divergent commit", "replica panic"},
-		},
+		// canary_reconcile_unsynced is retired from the campaign suite
+		// (canary/README.md): since the superblock records the log head
+		// with the log_view (DEVIATIONS.md 50), the appends its reconcile
+		// forgets to wait for are ones the replica never acknowledged, its
+		// restart still knows its head, and nothing the checker could see
+		// breaks. Its scripted journal test still fails under the tag.
 		{
 			Tag:     "canary_repair_unchained",
 			Site:    "replica/vsr/repair.go checkRepaired",
