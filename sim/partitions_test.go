@@ -490,3 +490,81 @@ func TestScenarioAdoptedLogWithoutBodiesIsHeld(t *testing.T) {
 	}
 	noViolation(t, c)
 }
+
+// lossCount returns the checker's count of one loss beyond the bound.
+func lossCount(c *Cluster, name string) uint64 {
+	for _, l := range c.Checker.LossesBeyondBound() {
+		if l.Name == name {
+			return l.Count
+		}
+	}
+	return 0
+}
+
+// TestScenarioSingleReplicaLosesWhatIggyLoses: a single replica (f = 0)
+// commits and acknowledges three batches, six messages, then crashes. Its
+// partition journal lived in memory, and it has nobody to repair from: it
+// rebuilds the group empty and goes on, and its next batch is stamped again
+// from its superblock's offset frontier, a lower bound. Beyond the
+// memory-loss bound the checker counts what Iggy's design permits to be
+// lost, by name, instead of failing the run: the six committed and
+// acknowledged messages, and the offsets minted again. Within the bound the
+// same history fails the run.
+func TestScenarioSingleReplicaLosesWhatIggyLoses(t *testing.T) {
+	for _, beyond := range []bool{false, true} {
+		t.Run(fmt.Sprintf("beyond the bound %v", beyond), func(t *testing.T) { singleReplicaLoss(t, beyond) })
+	}
+}
+
+func singleReplicaLoss(t *testing.T, beyond bool) {
+	c := newScenario(t, 43, 1, 1)
+	cl := c.Clients[0]
+	cl.Submit(workload.Op{Operation: wire.OperationCreateStream, Body: createStream("ps")})
+	cl.Submit(workload.Op{Operation: wire.OperationCreateTopic, Body: metadata.CreateTopic{Stream: metadata.Named("ps"),
+		PartitionsCount: 1, Name: "pt"}.Encode()})
+	settleAll(t, c, 30*second)
+	next := uint64(1)
+	for _, n := range []int{2, 1, 3} {
+		cl.Submit(workload.Op{Operation: wire.OperationSendMessages, Body: sendTo(0, next, n)})
+		next += uint64(n)
+	}
+	settleAll(t, c, 30*second)
+	if got := c.Checker.PartitionMessages(); got != 6 {
+		t.Fatalf("%d messages committed before the crash, want 6", got)
+	}
+	if beyond {
+		c.Checker.MemoryLostBeyondBound(1, 0) // what the VOPR says at the crash of a replica of one
+	}
+	c.Replicas[0].Crash()
+	c.Replicas[0].Restart()
+	cl.Submit(workload.Op{Operation: wire.OperationSendMessages, Body: sendTo(0, next, 2)})
+	if !beyond {
+		c.RunUntil(60*second, func() bool { return c.Checker.Violation() != nil })
+		if v := c.Checker.Violation(); v == nil || v.Name != "committed op replaced" {
+			t.Fatalf("within the bound: violation %v, want committed op replaced", v)
+		}
+		return
+	}
+	settleAll(t, c, 60*second)
+	noViolation(t, c)
+	d := cl.Completions[len(cl.Completions)-1]
+	if d.Kind != workload.Replied {
+		t.Fatalf("the send after the restart: %v", d.Kind)
+	}
+	base := sentOffset(t, d.Frame)
+	if base >= 6 {
+		t.Fatalf("the send after the restart was stamped at offset %d: nothing minted again", base)
+	}
+	for _, w := range []struct {
+		name string
+		n    uint64
+	}{
+		{"committed messages lost", 6},
+		{"acknowledged messages lost", 6},
+		{"offsets minted again", min(6-base, 2)},
+	} {
+		if got := lossCount(c, w.name); got != w.n {
+			t.Errorf("%s: %d, want %d (all: %v)", w.name, got, w.n, c.Checker.LossesBeyondBound())
+		}
+	}
+}
