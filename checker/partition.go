@@ -518,6 +518,27 @@ func consumerPrefix(body []byte) (string, int, bool) {
 	return string(body[:at]), at, true
 }
 
+// namesStreamAndTopic reports whether a consumer offset or poll request
+// body names its stream and topic (identifier kind 2): the stores of a
+// consumer are found by the request's bytes, and a poll that addresses
+// the same topic by numeric id (a replica resolves both alike) would not
+// find them (VOPR seed 580991952734427330: a Next poll of stream 0, topic
+// 0, the stores' wl-s-0 and wl-t-0).
+func namesStreamAndTopic(body []byte) bool {
+	at := 1 + 2 + int(body[2]) // past the kind and the consumer
+	for range 2 {
+		if len(body) < at+2 || body[at] != identifierString {
+			return false
+		}
+		at += 2 + int(body[at+1])
+	}
+	return true
+}
+
+// identifierString is the kind of an identifier that is a name
+// (client-ops.md 1.3).
+const identifierString = 2
+
 // storableOffset records offset as one a Next poll of the body's consumer
 // may start after.
 func (c *Checker) storableOffset(body []byte, offset uint64) {
@@ -559,7 +580,7 @@ func firstRecord(records []byte) (wire.BatchHeader, bool) {
 // stored.
 func (c *Checker) nextPollStart(body []byte, first wire.BatchHeader) (string, bool) {
 	key, at, ok := consumerPrefix(body)
-	if !ok || len(body) < at+1 || body[at] != pollStrategyNext {
+	if !ok || len(body) < at+1 || body[at] != pollStrategyNext || !namesStreamAndTopic(body) {
 		return "", true
 	}
 	holds := func(offset uint64) bool {

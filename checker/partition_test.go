@@ -354,10 +354,16 @@ func storeBody(offset uint64) []byte {
 // commitOffset invokes and commits request req's StoreConsumerOffset of
 // offset as the group's next op (body as sent, unless commitBody differs).
 func (h *partitionHistory) commitOffset(req uint64, offset uint64, commitBody []byte) {
+	h.commitStore(req, storeBody(offset), commitBody)
+}
+
+// commitStore invokes and commits request req's StoreConsumerOffset body
+// as the group's next op (as sent, unless commitBody differs).
+func (h *partitionHistory) commitStore(req uint64, body, commitBody []byte) {
 	h.c.Invoke(workload.Invocation{Client: 0, ClientID: wire.U128{Lo: 1}, Session: 1, Request: req,
-		Operation: wire.OperationStoreConsumerOffset, Body: storeBody(offset), AtNs: h.tick()})
+		Operation: wire.OperationStoreConsumerOffset, Body: body, AtNs: h.tick()})
 	if commitBody == nil {
-		commitBody = storeBody(offset)
+		commitBody = body
 	}
 	op := uint64(len(h.headers)) + 1
 	var parent wire.U128
@@ -426,10 +432,19 @@ func TestPartitionVoteReachesItsLog(t *testing.T) {
 	}
 }
 
-// pollNext invokes request req as a Next poll of storeBody's consumer and
-// partition, and completes it with body.
+// namedStoreBody is a StoreConsumerOffset body of consumer 1 of partition 0
+// of stream ps and topic pt, by name (a Next poll's start is checked only
+// against stores that name their stream and topic as the poll does).
+func namedStoreBody(offset uint64, ack byte) []byte {
+	b := []byte{1, 1, 4, 1, 0, 0, 0, 2, 2, 'p', 's', 2, 2, 'p', 't', 1, 0, 0, 0, 0}
+	b = binary.LittleEndian.AppendUint64(b, offset)
+	return append(b, ack)
+}
+
+// pollNext invokes request req as a Next poll of namedStoreBody's consumer
+// and partition, and completes it with body.
 func (h *partitionHistory) pollNext(req uint64, body []byte) {
-	q := append([]byte(nil), storeBody(0)[:24]...)
+	q := append([]byte(nil), namedStoreBody(0, 1)[:20]...)
 	q = append(q, 5) // Next
 	q = binary.LittleEndian.AppendUint64(q, 0)
 	q = binary.LittleEndian.AppendUint32(q, 10)
@@ -463,14 +478,13 @@ func TestNextPollStartsAfterAStoredOffset(t *testing.T) {
 	t.Run("from offset 0, or after a committed store", func(t *testing.T) {
 		h, b := setup(t)
 		h.pollNext(10, pollBody(5, b[0], b[1]))
-		h.commitOffset(11, 2, nil)
+		h.commitStore(11, namedStoreBody(2, 1), nil)
 		h.pollNext(12, pollBody(5, b[2]))
 		h.want("")
 	})
 	t.Run("after a NoAck store, applied at the primary at once", func(t *testing.T) {
 		h, b := setup(t)
-		noAck := storeBody(1)
-		noAck[len(noAck)-1] = 0
+		noAck := namedStoreBody(1, 0)
 		h.c.Invoke(workload.Invocation{Client: 0, ClientID: wire.U128{Lo: 1}, Session: 1, Request: 11,
 			Operation: wire.OperationStoreConsumerOffset, Body: noAck, AtNs: h.tick()})
 		h.pollNext(12, pollBody(5, b[1], b[2]))
@@ -479,8 +493,23 @@ func TestNextPollStartsAfterAStoredOffset(t *testing.T) {
 	t.Run("after an offset no store committed", func(t *testing.T) {
 		h, b := setup(t)
 		h.c.Invoke(workload.Invocation{Client: 0, ClientID: wire.U128{Lo: 1}, Session: 1, Request: 11,
-			Operation: wire.OperationStoreConsumerOffset, Body: storeBody(1), AtNs: h.tick()}) // Quorum, never committed
+			Operation: wire.OperationStoreConsumerOffset, Body: namedStoreBody(1, 1), AtNs: h.tick()}) // Quorum, never committed
 		h.pollNext(12, pollBody(5, b[1], b[2]))
 		h.want(checker.PollSkip)
+	})
+	t.Run("by numeric stream and topic ids, not checked", func(t *testing.T) {
+		h, b := setup(t)
+		h.commitStore(11, namedStoreBody(1, 1), nil)
+		q := append([]byte(nil), storeBody(0)[:24]...) // stream 1, topic 2 by id
+		q = append(q, 5)
+		q = binary.LittleEndian.AppendUint64(q, 0)
+		q = binary.LittleEndian.AppendUint32(q, 10)
+		q = append(q, 0)
+		h.c.Invoke(workload.Invocation{Client: 0, ClientID: wire.U128{Lo: 1}, Session: 1, Request: 12,
+			Operation: wire.OperationNonReplicated, Code: 100, Body: q, AtNs: h.tick()})
+		x := wire.ReplyHeader{Client: wire.U128{Lo: 1}, Op: 1, Request: 12, Operation: wire.OperationNonReplicated}
+		h.c.Complete(workload.Completion{Client: 0, ClientID: wire.U128{Lo: 1}, Request: 12, Kind: workload.Replied,
+			Frame: wire.BuildFrame(&x, pollBody(5, b[1], b[2])), AtNs: h.tick()})
+		h.want("")
 	})
 }
