@@ -141,7 +141,7 @@ func (c *Config) JournalConfig() journal.Config {
 // DeviceIOsMax is how many I/Os the device under this replica must accept
 // at once.
 func (c *Config) DeviceIOsMax() int {
-	return c.JournalConfig().IOsMax + c.Profile.PartitionStoreIOsMax + 1 + 16
+	return c.JournalConfig().IOsMax + 2*c.Profile.PartitionStoreIOsMax + 1 + 16
 }
 
 // Layout is the device layout of a replica: the journal's zones, then the
@@ -149,7 +149,14 @@ func (c *Config) DeviceIOsMax() int {
 func Layout(cfg Config) *storage.Layout {
 	cfg.check()
 	zones := journal.Zones(cfg.JournalConfig())
-	return storage.NewLayout(append(zones, partition.StoreZone(cfg.Profile.PartitionSlots))...)
+	return storage.NewLayout(append(zones, partition.StoreZone(cfg.Profile.PartitionSlots), partition.OffsetZone(cfg.Profile.PartitionSlots))...)
+}
+
+// offsetsFirst places the consumer offset records after the partition
+// store.
+func (c *Config) offsetsFirst() uint64 {
+	s := c.storeConfig()
+	return s.FirstSector + partition.StoreZone(s.Slots).Sectors()
 }
 
 // storeConfig places the partition store after the journal.

@@ -29,6 +29,8 @@ import (
 type partitionHost struct {
 	r     *Replica
 	store *partition.Store
+	// offsets keeps the consumers' offsets durable, per group slot.
+	offsets *partition.OffsetStore
 	// groups by id: looked up only; order holds them by ascending id, the
 	// order they are ticked and reconciled in.
 	groups map[uint64]*partitionGroup
@@ -85,8 +87,8 @@ type partitionGroup struct {
 // a group produces one): far above what any single event can cause.
 const laterMax = 1 << 20
 
-func newPartitionHost(r *Replica, store *partition.Store, fresh bool) *partitionHost {
-	return &partitionHost{r: r, store: store, groups: make(map[uint64]*partitionGroup),
+func newPartitionHost(r *Replica, store *partition.Store, offsets *partition.OffsetStore, fresh bool) *partitionHost {
+	return &partitionHost{r: r, store: store, offsets: offsets, groups: make(map[uint64]*partitionGroup),
 		slots: make([]uint64, store.Slots()), freshBoot: fresh, balanced: make(map[[2]uint32]uint64)}
 }
 
@@ -269,6 +271,25 @@ func (h *partitionHost) build(ref metadata.PartitionRef) *partitionGroup {
 	// as one that lost nothing (VOPR seed 598).
 	g.journal = &partitionJournal{MemJournal: vsr.NewMemJournal(h.deferFor(g)), h: h, g: g, state: state, held: held}
 	g.plane = partition.NewPlane(uint64(ref.Partition), g.journal, func() uint64 { return g.group.CommitMin() })
+	// The consumers' durable offsets: what this slot's records hold of the
+	// group (a restart), then every offset a commit applies (DEVIATIONS.md
+	// 52).
+	stored, found := h.offsets.Recover(slot, ref.Group)
+	g.plane.SeedOffsets(stored)
+	if len(stored) > 0 {
+		h.r.probe("partition plane: consumer offsets recovered from their records")
+	}
+	if found.Torn > 0 {
+		h.r.probe("partition plane: consumer offset record torn: the intact copy kept")
+	}
+	if found.Corrupt > 0 {
+		h.r.probe("partition plane: consumer offset record corrupt: lost")
+	}
+	g.plane.SetOffsetSink(func(consumer uint32, offset uint64, deleted bool) {
+		if !h.offsets.Write(g.slot, ref.Group, consumer, offset, deleted, func() {}) {
+			h.r.probe("partition plane: consumer offset kept in memory only: the partition's records are full")
+		}
+	})
 	cfg := h.r.cfg.vsrConfig()
 	cfg.Group = ref.Group
 	cfg.PipelineMax, cfg.RequestQueueMax = h.r.cfg.Profile.PartitionPipelineMax, 2*h.r.cfg.Profile.PartitionPipelineMax
@@ -611,6 +632,8 @@ func (h *partitionHost) admitOffset(c ConnID, x *wire.RequestHeader, body []byte
 		}
 	}
 	if q.Ack == partition.AckNone {
+		// Applied and made durable by the primary alone, answered once its
+		// record is durable (Iggy persists it, then replies).
 		if store {
 			g.plane.StoreOffset(key, q.Offset)
 		} else {
@@ -618,7 +641,11 @@ func (h *partitionHost) admitOffset(c ConnID, x *wire.RequestHeader, body []byte
 		}
 		rep := wire.ReplyHeader{Prefix: wire.Prefix{Cluster: r.cfg.Cluster(), Replica: r.cfg.Replica},
 			RequestChecksum: x.RequestChecksum, Client: x.Client, Request: x.Request, Operation: x.Operation}
-		r.env.Clients.Send(c, wire.BuildFrame(&rep, partition.OffsetReply()))
+		reply := func() { r.env.Clients.Send(c, wire.BuildFrame(&rep, partition.OffsetReply())) }
+		if !h.offsets.Write(g.slot, ref.Group, key, q.Offset, !store, reply) {
+			r.probe("partition plane: consumer offset kept in memory only: the partition's records are full")
+			reply()
+		}
 		r.probe("partition plane: consumer offset applied leader-locally (NoAck)")
 		return
 	}

@@ -59,13 +59,16 @@ func Open(cfg Config, env Env, fresh bool, done func(*Replica, error)) {
 			return
 		}
 		partition.OpenStore(env.Device, cfg.storeConfig(), func(store *partition.Store) {
-			done(open(cfg, env, fresh, j, rec, store), nil)
+			partition.OpenOffsetStore(env.Device, cfg.offsetsFirst(), cfg.Profile.PartitionSlots, cfg.Profile.PartitionStoreIOsMax,
+				func(offsets *partition.OffsetStore) {
+					done(open(cfg, env, fresh, j, rec, store, offsets), nil)
+				})
 		})
 	})
 }
 
 // open builds the replica once its journal and partition store are read.
-func open(cfg Config, env Env, fresh bool, j *journal.Journal, rec *journal.Recovery, store *partition.Store) *Replica {
+func open(cfg Config, env Env, fresh bool, j *journal.Journal, rec *journal.Recovery, store *partition.Store, offsets *partition.OffsetStore) *Replica {
 	r := &Replica{
 		cfg:     cfg,
 		env:     env,
@@ -95,7 +98,7 @@ func open(cfg Config, env Env, fresh bool, j *journal.Journal, rec *journal.Reco
 	// The partition host exists before the metadata group: a single
 	// replica commits its log while the group is built, and commits of
 	// topics and partitions build partition groups.
-	r.parts = newPartitionHost(r, store, fresh)
+	r.parts = newPartitionHost(r, store, offsets, fresh)
 	r.metadata = vsr.New(cfg.vsrConfig(), vsr.Deps{
 		Out:        r,
 		Journal:    mj,

@@ -568,3 +568,60 @@ func singleReplicaLoss(t *testing.T, beyond bool) {
 		}
 	}
 }
+
+// TestScenarioConsumerOffsetsSurviveARestart: the primary of a partition
+// answers a NoAck store only once its record is durable, and every replica
+// makes each committed Quorum store durable as it applies it. A restart
+// loses the memory journal, not the records: a backup restarted before its
+// log is repaired holds the Quorum store's offset at once, and the primary,
+// restarted, the NoAck one nothing replicated.
+func TestScenarioConsumerOffsetsSurviveARestart(t *testing.T) {
+	c := newScenario(t, 83, 3, 1)
+	cl := c.Clients[0]
+	cl.Submit(workload.Op{Operation: wire.OperationCreateStream, Body: createStream("ps")})
+	cl.Submit(workload.Op{Operation: wire.OperationCreateTopic, Body: metadata.CreateTopic{Stream: metadata.Named("ps"),
+		PartitionsCount: 1, Name: "pt"}.Encode()})
+	cl.Submit(workload.Op{Operation: wire.OperationSendMessages, Body: sendTo(0, 1, 5)})
+	cl.Submit(offsetOp(true, 2, partitionpkg.AckQuorum))
+	settleAll(t, c, 30*second)
+	id := c.Primary().Replica().PartitionGroups()[0]
+	stored := func(n *ReplicaNode) (uint64, bool) {
+		if n.Replica() == nil {
+			return 0, false
+		}
+		p, ok := n.Replica().PartitionPlane(id)
+		if !ok {
+			return 0, false
+		}
+		return p.StoredOffset(1)
+	}
+	if !c.RunUntil(10*second, func() bool { v, ok := stored(c.Replicas[2]); return ok && v == 2 }) {
+		t.Fatal("the backup did not apply the Quorum store")
+	}
+	primary := c.Primary()
+	cl.Submit(offsetOp(true, 4, partitionpkg.AckNone))
+	settleAll(t, c, 30*second)
+	if got := statusOf(cl.Completions[len(cl.Completions)-1].Frame); got != 0 {
+		t.Fatalf("the NoAck store: status %d", got)
+	}
+	// Let the records' writes settle, then restart the backup and the
+	// primary, and look before their logs are repaired.
+	c.RunUntil(second, func() bool { return false })
+	for _, n := range []*ReplicaNode{c.Replicas[2], primary} {
+		n.Crash()
+		n.Restart()
+		if !c.RunUntil(10*second, func() bool {
+			_, ok := stored(n)
+			return n.Replica() != nil && ok
+		}) {
+			t.Fatalf("replica %d rebuilt its group without the consumer's offset", n.ID())
+		}
+	}
+	if v, _ := stored(c.Replicas[2]); v != 2 {
+		t.Fatalf("the restarted backup holds offset %d, want the Quorum store's 2", v)
+	}
+	if v, _ := stored(primary); v != 4 {
+		t.Fatalf("the restarted primary holds offset %d, want its NoAck store's 4", v)
+	}
+	noViolation(t, c)
+}

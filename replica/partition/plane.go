@@ -35,9 +35,25 @@ type Plane struct {
 	next      uint64 // the offset the next committed batch must start at
 	messages  uint64 // messages committed
 	// offsets: each individual consumer's stored offset, by ConsumerKey
-	// (looked up only). In memory, as the journal is: a committed
-	// StoreConsumerOffset is applied again from the log after a restart.
+	// (looked up only): seeded at a restart from the durable records
+	// (OffsetStore), then applied again from the log as it commits.
 	offsets map[uint32]uint64
+	// offsetSink, when set, hears every offset a commit applies, to make it
+	// durable (the host's OffsetStore).
+	offsetSink func(consumer uint32, offset uint64, deleted bool)
+}
+
+// SetOffsetSink sets what hears every consumer offset a commit applies.
+func (p *Plane) SetOffsetSink(sink func(consumer uint32, offset uint64, deleted bool)) {
+	p.offsetSink = sink
+}
+
+// SeedOffsets sets the stored offsets a restarted replica recovered from
+// its durable records, before its log commits again.
+func (p *Plane) SeedOffsets(offsets map[uint32]uint64) {
+	for k, v := range offsets {
+		p.offsets[k] = v
+	}
 }
 
 // NewPlane returns the empty state of a partition whose batches carry
@@ -146,6 +162,9 @@ func (p *Plane) Apply(x *wire.PrepareHeader, body []byte, stream, topic uint32) 
 			p.StoreOffset(ConsumerKey(r.Consumer), r.Offset)
 		} else {
 			p.DeleteOffset(ConsumerKey(r.Consumer))
+		}
+		if p.offsetSink != nil {
+			p.offsetSink(ConsumerKey(r.Consumer), r.Offset, !store)
 		}
 		return OffsetReply()
 	}
