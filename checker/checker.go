@@ -73,11 +73,11 @@ type Checker struct {
 	losses       map[string]uint64 // looked up only; LossesBeyondBound sorts
 	ackedBatches map[batchRef]bool // looked up only
 	messagesCut  uint64            // messages committed, then cut from their log beyond the bound
-	// storable: per consumer of a partition (the request's consumer,
-	// stream, topic and partition bytes), the offsets a Next poll may
-	// start after: every committed Quorum store, and every NoAck store
-	// invoked (applied by the primary at once). Looked up only.
-	storable map[string]map[uint64]bool
+	// storable: the offsets a Next poll of a consumer may start after:
+	// every committed Quorum store, by group, and every NoAck store
+	// invoked (applied by the primary at once), by consumer alone (group
+	// 0). Looked up only.
+	storable map[storeKey]map[uint64]bool
 
 	violation *Violation
 	recent    []string

@@ -375,7 +375,7 @@ func (c *Checker) pollReply(done workload.Completion, r *wire.ReplyHeader) {
 	}
 	if first, ok := firstRecord(body[16:]); ok {
 		if inv := c.invocations[requestKey{done.ClientID, done.Request}]; inv != nil {
-			if s, ok := c.nextPollStart(inv.inv.Body, first); !ok {
+			if s, ok := c.nextPollStart(inv.inv.Body, group, first); !ok {
 				fail(PollSkip, "a Next poll returned offsets from %d (a batch of %d), after no offset the consumer stored: %s", first.BaseOffset, first.MessageCount, s)
 				return
 			}
@@ -430,7 +430,7 @@ func (c *Checker) checkOffsetCommit(l *partitionLog, r uint8, p *wire.PrepareHea
 	}
 	offset, ok := storedOffsetOf(body)
 	if ok {
-		c.storableOffset(body, offset)
+		c.storableOffset(l.group, body, offset)
 	}
 	if !ok {
 		c.fail(Violation{Name: PhantomCommit, Replicas: []uint8{r}, Ops: []uint64{p.Op},
@@ -495,15 +495,24 @@ func (c *Checker) partitionVote(r uint8, group uint64, x *wire.DoViewChangeHeade
 
 // Next polls and the offsets they start after. A Next poll starts after
 // the consumer's stored offset (0 when it stored none): the first batch it
-// returns holds stored+1 for some offset the consumer stored, by a
-// committed Quorum store or a NoAck one (applied at the primary at once),
-// or it starts at offset 0. A replica that shows a store before it commits
-// (canary_offset_at_prepare) shows one no commit holds: "poll skip".
+// returns holds offset 0, or stored+1 for some offset the consumer stored
+// in that partition by a committed Quorum store (found by the group the
+// store committed in, so renames and numeric ids do not matter), or by an
+// invoked NoAck store (applied at the primary at once; the request names
+// its partition by stream and topic, which the checker does not resolve, so
+// any NoAck store of the consumer counts). A replica that shows a store
+// before it commits (canary_offset_at_prepare) shows one no commit holds:
+// "poll skip".
 
-// consumerPrefix returns a consumer offset or poll request body's consumer
-// kind, consumer, stream, topic and partition, as bytes (both bodies begin
-// with them, client-ops.md 5.26-5.28), and where they end.
-func consumerPrefix(body []byte) (string, int, bool) {
+// consumerPrefix returns where a consumer offset or poll request body's
+// consumer kind, consumer, stream, topic and partition end (both bodies
+// begin with them, client-ops.md 5.26-5.28), and the consumer kind and
+// consumer's bytes.
+func consumerPrefix(body []byte) (consumer string, end int, ok bool) {
+	if len(body) < 3 || len(body) < 3+int(body[2]) {
+		return "", 0, false
+	}
+	consumer = string(body[:3+int(body[2])])
 	at := 1
 	for range 3 {
 		if len(body) < at+2 {
@@ -515,44 +524,31 @@ func consumerPrefix(body []byte) (string, int, bool) {
 	if len(body) < at {
 		return "", 0, false
 	}
-	return string(body[:at]), at, true
+	return consumer, at, true
 }
 
-// namesStreamAndTopic reports whether a consumer offset or poll request
-// body names its stream and topic (identifier kind 2): the stores of a
-// consumer are found by the request's bytes, and a poll that addresses
-// the same topic by numeric id (a replica resolves both alike) would not
-// find them (VOPR seed 580991952734427330: a Next poll of stream 0, topic
-// 0, the stores' wl-s-0 and wl-t-0).
-func namesStreamAndTopic(body []byte) bool {
-	at := 1 + 2 + int(body[2]) // past the kind and the consumer
-	for range 2 {
-		if len(body) < at+2 || body[at] != identifierString {
-			return false
-		}
-		at += 2 + int(body[at+1])
-	}
-	return true
+// storeKey finds the offsets a consumer stored: committed ones by group,
+// NoAck ones (group 0) by consumer alone.
+type storeKey struct {
+	group    uint64
+	consumer string
 }
-
-// identifierString is the kind of an identifier that is a name
-// (client-ops.md 1.3).
-const identifierString = 2
 
 // storableOffset records offset as one a Next poll of the body's consumer
-// may start after.
-func (c *Checker) storableOffset(body []byte, offset uint64) {
-	key, _, ok := consumerPrefix(body)
+// in group (0: any group, a NoAck store) may start after.
+func (c *Checker) storableOffset(group uint64, body []byte, offset uint64) {
+	consumer, _, ok := consumerPrefix(body)
 	if !ok {
 		return
 	}
 	if c.storable == nil {
-		c.storable = map[string]map[uint64]bool{}
+		c.storable = map[storeKey]map[uint64]bool{}
 	}
-	if c.storable[key] == nil {
-		c.storable[key] = map[uint64]bool{}
+	k := storeKey{group, consumer}
+	if c.storable[k] == nil {
+		c.storable[k] = map[uint64]bool{}
 	}
-	c.storable[key][offset] = true
+	c.storable[k][offset] = true
 }
 
 // noAckStore records a NoAck StoreConsumerOffset's offset at its
@@ -562,7 +558,7 @@ func (c *Checker) noAckStore(body []byte) {
 		return // Quorum (or a body that does not parse): recorded at commit
 	}
 	if offset, ok := storedOffsetOf(body); ok {
-		c.storableOffset(body, offset)
+		c.storableOffset(0, body, offset)
 	}
 }
 
@@ -575,12 +571,12 @@ func firstRecord(records []byte) (wire.BatchHeader, bool) {
 	return b, err == nil
 }
 
-// nextPollStart checks a poll's first record against the Next rule; polls
-// of other strategies pass. On a failure it also returns what the consumer
-// stored.
-func (c *Checker) nextPollStart(body []byte, first wire.BatchHeader) (string, bool) {
-	key, at, ok := consumerPrefix(body)
-	if !ok || len(body) < at+1 || body[at] != pollStrategyNext || !namesStreamAndTopic(body) {
+// nextPollStart checks a poll's first record, a batch of group, against the
+// Next rule; polls of other strategies pass. On a failure it also says
+// what the consumer stored.
+func (c *Checker) nextPollStart(body []byte, group uint64, first wire.BatchHeader) (string, bool) {
+	consumer, at, ok := consumerPrefix(body)
+	if !ok || len(body) < at+1 || body[at] != pollStrategyNext {
 		return "", true
 	}
 	holds := func(offset uint64) bool {
@@ -589,13 +585,14 @@ func (c *Checker) nextPollStart(body []byte, first wire.BatchHeader) (string, bo
 	if holds(0) {
 		return "", true
 	}
-	stored := c.storable[key]
+	committed, noAck := c.storable[storeKey{group, consumer}], c.storable[storeKey{0, consumer}]
 	for s := first.BaseOffset - 1; holds(s + 1); s++ {
-		if stored[s] {
+		if committed[s] || noAck[s] {
 			return "", true
 		}
 	}
-	return fmt.Sprintf("%d offsets stored, none at %d..%d", len(stored), int64(first.BaseOffset)-1, first.BaseOffset+uint64(first.MessageCount)-2), false
+	return fmt.Sprintf("%d offsets stored in group %d and %d by NoAck, none at %d..%d", len(committed), group, len(noAck),
+		int64(first.BaseOffset)-1, first.BaseOffset+uint64(first.MessageCount)-2), false
 }
 
 // pollStrategyNext is PollMessages' Next strategy (client-ops.md 1.6).

@@ -433,8 +433,7 @@ func TestPartitionVoteReachesItsLog(t *testing.T) {
 }
 
 // namedStoreBody is a StoreConsumerOffset body of consumer 1 of partition 0
-// of stream ps and topic pt, by name (a Next poll's start is checked only
-// against stores that name their stream and topic as the poll does).
+// of stream ps and topic pt, by name, at ack level ack.
 func namedStoreBody(offset uint64, ack byte) []byte {
 	b := []byte{1, 1, 4, 1, 0, 0, 0, 2, 2, 'p', 's', 2, 2, 'p', 't', 1, 0, 0, 0, 0}
 	b = binary.LittleEndian.AppendUint64(b, offset)
@@ -497,7 +496,7 @@ func TestNextPollStartsAfterAStoredOffset(t *testing.T) {
 		h.pollNext(12, pollBody(5, b[1], b[2]))
 		h.want(checker.PollSkip)
 	})
-	t.Run("by numeric stream and topic ids, not checked", func(t *testing.T) {
+	t.Run("by numeric stream and topic ids: the committed store is found by its group", func(t *testing.T) {
 		h, b := setup(t)
 		h.commitStore(11, namedStoreBody(1, 1), nil)
 		q := append([]byte(nil), storeBody(0)[:24]...) // stream 1, topic 2 by id

@@ -57,16 +57,6 @@ func (m *metadataJournal) Reconcile(head uint64, canonical []wire.Header, done f
 
 func (m *metadataJournal) WriteState(s wire.VsrState, done func()) { m.j.WriteState(s, done) }
 
-// recoveredHead is the highest op the journal may have acknowledged: the
-// highest op any slot shows (Recovery.HeadOp), extended through the slots
-// directly above it that cannot be read. A replica acknowledges op N only
-// while it holds every op below N down to its commit, so an unreadable slot
-// above an empty or torn one cannot hide an acknowledged op; one right above
-// the head can (until checkpoints wrap the ring, slot k only ever holds op k).
-func recoveredHead(r *journal.Recovery, slots uint64) uint64 {
-	head := r.HeadOp
-	for head+1 < slots && r.Slot(head+1).Class == journal.ClassFaulty {
-		head++
-	}
-	return head
-}
+// recoveredHead is the highest op the journal may have acknowledged
+// (journal.Recovery.AckHead).
+func recoveredHead(r *journal.Recovery, slots uint64) uint64 { return r.AckHead(slots) }

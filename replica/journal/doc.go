@@ -63,9 +63,13 @@
 //	Held        q is the op of a Clean slot.
 //	HeaderOnly  q is the header copy's op (Corrupt(h), Torn(h), or the older
 //	            header under Clean(p > h)), except in a Conflict.
-//	Nackable    the header copy is the empty marker, or valid with op < q.
+//	Nackable    the header copy is the empty marker, or valid with op < q,
+//	            and the prepare chunk is not damaged.
 //	Unknown     everything else: a damaged header copy (Faulty), q older
-//	            than the header copy's op, or q == h in a Conflict.
+//	            than the header copy's op, q == h in a Conflict, or q newer
+//	            than the header copy's op over a damaged prepare chunk (Torn:
+//	            the chunk may be q's prepare, whose header write a misdirect
+//	            left undone; TigerBeetle makes such a slot faulty too).
 //
 // A Clean slot whose header copy is damaged gets its header copy rewritten
 // by Open before it returns (the op may have been acknowledged: nothing is
@@ -79,12 +83,15 @@
 // empty or older prepare, and Faulty, need damage, even across any number
 // of crashes (that is what the rewrite buys).
 //
-// A false Nackable for an acknowledged op needs two faults in one slot, one
-// of them a misdirected write: the header copy left valid but stale by a
-// misdirected header write and the prepare damaged or stale; or, through
-// the rewrite, the header copy damaged and the prepare left stale by a
-// misdirected prepare write. Corruption and read errors alone never produce
-// one, since they never make a copy valid; nor do crashes.
+// A false Nackable for an acknowledged op needs two misdirected writes in one
+// slot: the header copy left stale by a misdirected header write and the
+// prepare left stale by a misdirected prepare write; or, through the
+// rewrite, the header copy damaged and the prepare left stale by a
+// misdirected prepare write. A stale header over a damaged prepare used to
+// be one too, and is Unknown now (VOPR seed 3637399597563653381: two
+// replicas, whose nack quorum is one, truncated committed op 23 on it).
+// Corruption and read errors alone never produce one, since they never make
+// a copy valid; nor do crashes.
 //
 // The log_view comes only from the superblock (consensus.md correction 2).
 // Held and HeaderOnly say what the disk holds, not that it belongs to the

@@ -601,7 +601,7 @@ func (j *Journal) Knowledge(op uint64) Knowledge {
 	default:
 		hs = SectorDamaged
 	}
-	return knowledgeOf(op, held, hs, s.header.op, s.vouched, s.header.unacked)
+	return knowledgeOf(op, held, hs, s.header.op, s.vouched, s.header.unacked, s.prepare.state == diskDamaged)
 }
 
 // knowledgeOf is the rule behind Knowledge, for the journal and for a
@@ -614,13 +614,27 @@ func (j *Journal) Knowledge(op uint64) Knowledge {
 // A header copy Reconcile recorded as unacknowledged (unacked) proves op
 // was never acknowledged: its header is reported when vouched
 // (HeaderUnacked), else the op is plainly Nackable.
-func knowledgeOf(op uint64, held bool, header SectorState, headerOp uint64, vouched, unacked bool) Knowledge {
+//
+// Unless the prepare chunk is damaged (prepareDamaged): then the empty
+// marker or an older op in the header copy proves nothing, since a
+// misdirected write can leave the header copy stale after the op's header
+// write was done (and the op acknowledged), and the damaged chunk may be
+// the op's prepare. The op is Unknown, as TigerBeetle's recovery makes such
+// a slot faulty (VOPR seed 3637399597563653381: two replicas; op 23's
+// header write misdirected, its prepare unreadable at the restart; the slot
+// read as a torn write, its nack truncated committed op 23 on a nack quorum
+// of one).
+func knowledgeOf(op uint64, held bool, header SectorState, headerOp uint64, vouched, unacked, prepareDamaged bool) Knowledge {
 	switch {
 	case held:
 		return Held
+	case header == SectorEmpty && prepareDamaged:
+		return Unknown
 	case header == SectorEmpty:
 		return Nackable
 	case header != SectorValid:
+		return Unknown
+	case headerOp < op && prepareDamaged:
 		return Unknown
 	case headerOp < op:
 		return Nackable

@@ -144,7 +144,25 @@ func (r *Recovery) Knowledge(op uint64) Knowledge {
 	if s.HeadRestored {
 		header, headerOp, unacked, vouched = SectorValid, r.Head.Op, false, true
 	}
-	return knowledgeOf(op, held, header, headerOp, vouched, unacked)
+	return knowledgeOf(op, held, header, headerOp, vouched, unacked, s.Prepare.State == SectorDamaged)
+}
+
+// AckHead is the highest op the journal may have acknowledged: HeadOp,
+// extended through the slots directly above it that say nothing of their
+// op (Unknown: unreadable, or a damaged prepare under a stale header copy),
+// below slots (the ring: until checkpoints wrap it, slot k only ever holds
+// op k). A replica acknowledges op N only while it holds every op below N
+// down to its commit, so such a slot above an empty one cannot hide an
+// acknowledged op; one right above the head can. A vote's head below an op
+// is a nack of it (VOPR seed 3637399597563653381: op 23's slot read as a
+// torn write right above head 22, and the vote of head 22 truncated
+// committed op 23).
+func (r *Recovery) AckHead(slots uint64) uint64 {
+	head := r.HeadOp
+	for head+1 < slots && r.Knowledge(head+1) == Unknown {
+		head++
+	}
+	return head
 }
 
 // Count returns how many slots are of class c.

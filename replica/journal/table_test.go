@@ -195,7 +195,9 @@ func TestClassificationTable(t *testing.T) {
 		cellCase{name: "E/V", header: E, chunk: V("h", h), class: ClassClean, op: lap(1), held: h, knowledge: [4]Knowledge{N, H, N, N}},
 	)
 	for _, d := range damageContents(cfg, slot, h) {
-		cases = append(cases, cellCase{name: "E/X " + d.name, header: E, chunk: d, class: ClassTorn, knowledge: [4]Knowledge{N, N, N, N}})
+		// A damaged chunk under a stale header copy proves nothing: the
+		// header write of the chunk's op may have been misdirected.
+		cases = append(cases, cellCase{name: "E/X " + d.name, header: E, chunk: d, class: ClassTorn, knowledge: [4]Knowledge{U, U, U, U}})
 	}
 	// Row: header copy holds a valid header h (lap 1).
 	cases = append(cases,
@@ -207,7 +209,7 @@ func TestClassificationTable(t *testing.T) {
 	)
 	for _, d := range damageContents(cfg, slot, h) {
 		// h is the head (nothing newer anywhere): the window's op.
-		cases = append(cases, cellCase{name: "V/X " + d.name, header: V("h", h), chunk: d, class: ClassCorrupt, op: lap(1), headerOnly: h, knowledge: [4]Knowledge{U, O, N, N}})
+		cases = append(cases, cellCase{name: "V/X " + d.name, header: V("h", h), chunk: d, class: ClassCorrupt, op: lap(1), headerOnly: h, knowledge: [4]Knowledge{U, O, U, U}})
 	}
 	// Row: header copy damaged.
 	for _, d := range damageContents(cfg, slot, h) {
@@ -273,8 +275,10 @@ func TestClassificationTable(t *testing.T) {
 }
 
 // TestTornBelowWindow: a damaged prepare under a header older than the
-// window's op for the slot is a torn write of a newer op: Torn(h), the
-// window's op nackable, h still header-only.
+// window's op for the slot is a torn write of a newer op: Torn(h), h still
+// header-only, the window's op Unknown (the stale header copy may be a
+// misdirected header write's, so it proves no newer op was never
+// acknowledged).
 func TestTornBelowWindow(t *testing.T) {
 	cfg := testConfig()
 	S := cfg.SlotCount
@@ -295,7 +299,7 @@ func TestTornBelowWindow(t *testing.T) {
 	if r.HeadOp != S+6 || s.Class != ClassTorn || s.Op != 5 {
 		t.Fatalf("head %d, slot %+v", r.HeadOp, s)
 	}
-	if r.Knowledge(S+5) != Nackable || r.Knowledge(5) != HeaderOnly {
+	if r.Knowledge(S+5) != Unknown || r.Knowledge(5) != HeaderOnly {
 		t.Fatalf("knowledge %s %s", r.Knowledge(S+5), r.Knowledge(5))
 	}
 	// Slot 4 holds an op of the window: a damaged prepare there is Corrupt.
@@ -304,7 +308,7 @@ func TestTornBelowWindow(t *testing.T) {
 	if s := r.Slot(4); s.Class != ClassCorrupt || s.Op != S+4 {
 		t.Fatalf("slot 4 %+v", s)
 	}
-	if r.Knowledge(S+4) != HeaderOnly || r.Knowledge(2*S+4) != Nackable {
+	if r.Knowledge(S+4) != HeaderOnly || r.Knowledge(2*S+4) != Unknown {
 		t.Fatal("knowledge of slot 4")
 	}
 }
@@ -344,5 +348,28 @@ func TestHeaderRunReadFault(t *testing.T) {
 	}
 	if got := fmt.Sprint(r.Knowledge(70), r.Knowledge(70+200), r.Knowledge(71+200)); got != "held nackable nackable" {
 		t.Fatalf("knowledge %s", got)
+	}
+}
+
+// TestAckHeadReachesATornSlotAboveTheHead: ops 1..3 are durable; slot 4's
+// prepare chunk is damaged under an empty header copy. That reads as a torn
+// write, but a misdirected header write of an acknowledged op 4 leaves the
+// same image, so op 4 is Unknown and the head a vote may claim reaches it
+// (a vote of head 3 would nack op 4). Slot 5, empty, stops it.
+func TestAckHeadReachesATornSlotAboveTheHead(t *testing.T) {
+	cfg := testConfig()
+	e := newEnv(t, cfg, envOptions{seed: 202})
+	e.format()
+	j, _ := e.mustOpen()
+	for op := uint64(1); op <= 3; op++ {
+		appendWait(e, j, prepareFrame(cfg, op, 0, 10))
+	}
+	e.dev.InjectCorruption(e.geo.prepareSector(4))
+	_, r := e.mustOpen()
+	if r.HeadOp != 3 || r.Slot(4).Class != ClassTorn || r.Knowledge(4) != Unknown {
+		t.Fatalf("head %d, slot 4 %+v (%s)", r.HeadOp, r.Slot(4), r.Knowledge(4))
+	}
+	if got := r.AckHead(cfg.SlotCount); got != 4 {
+		t.Fatalf("AckHead %d, want 4", got)
 	}
 }

@@ -15,7 +15,7 @@ import (
 // starts until r0 is back; the ops survive, and r1 votes again once it has
 // applied the log it rejoined.
 func TestAmnesiacReplicaIsQuorumInvisible(t *testing.T) {
-	c := newCluster(t, 3, 61)
+	c := newTunedCluster(t, 3, 61, func(cfg *Config) { cfg.MemoryJournal = true })
 	r0, r1, r2 := c.replicas[0], c.replicas[1], c.replicas[2]
 	c.drop = func(m message) bool {
 		cmd := wire.HeaderOf(m.frame).Command()
@@ -133,7 +133,7 @@ func TestAmnesiaEndsWithALaterViewsLog(t *testing.T) {
 // r1 never gets a second DoViewChange and the group never elects (VOPR
 // seeds 5004, 5039, 5104).
 func TestTwoReplicaAmnesiacVote(t *testing.T) {
-	c := newCluster(t, 2, 62)
+	c := newTunedCluster(t, 2, 62, func(cfg *Config) { cfg.MemoryJournal = true })
 	r0, r1 := c.replicas[0], c.replicas[1]
 	for req := uint64(1); req <= 3; req++ {
 		proposeAt(t, r0, req)
@@ -180,7 +180,7 @@ func TestTwoReplicaAmnesiacVote(t *testing.T) {
 // not count as a nack (q_nack is 1 at n = 2): op 1 is committed, and r1
 // must keep it.
 func TestTwoReplicaAmnesiacVoteNacksNothing(t *testing.T) {
-	c := newCluster(t, 2, 63)
+	c := newTunedCluster(t, 2, 63, func(cfg *Config) { cfg.MemoryJournal = true })
 	r0, r1 := c.replicas[0], c.replicas[1]
 	c.drop = func(m message) bool {
 		return m.to == 1 && wire.HeaderOf(m.frame).Command() == wire.CommandCommit

@@ -32,6 +32,11 @@ type Config struct {
 	// it on for some seeds, so that the chain check of repaired prepares
 	// runs, which it otherwise reaches only after a stalled request.
 	RepairAnyPeer bool
+	// MemoryJournal: the group's journal lives in memory (a partition
+	// plane's), so a replica can lose it at a restart and vote as one that
+	// knows nothing (amnesiacVoteSafe): a vote of an empty log then nacks
+	// nothing. A durable journal's empty log is what it says, and nacks.
+	MemoryJournal bool
 
 	Timeouts Timeouts
 }

@@ -550,14 +550,18 @@ func (g *Group) mergeVotes(votes []*dvcVote) (m *mergeResult, broken uint64, ok 
 		for _, d := range votes {
 			e, i, in := d.entry(op)
 			switch {
-			case d.op == 0:
-				// A vote of an empty log nacks nothing: it is what an
-				// amnesiac replica sends (amnesiacVoteSafe), which may have
-				// acknowledged ops it no longer knows of (VOPR seed
-				// 6455057784201346205: a two-replica group's committed op 1
-				// truncated on such a vote, both of log_view 0). A fresh
-				// replica's vote looks the same; not counting it only keeps
-				// an op a nack quorum might have dropped.
+			case d.op == 0 && g.cfg.MemoryJournal:
+				// A vote of an empty log in a group whose journal lives in
+				// memory nacks nothing: it is what an amnesiac replica
+				// sends (amnesiacVoteSafe), which may have acknowledged ops
+				// it no longer knows of (VOPR seed 6455057784201346205: a
+				// two-replica group's committed op 1 truncated on such a
+				// vote, both of log_view 0). A fresh replica's vote looks
+				// the same; not counting it only keeps an op a nack quorum
+				// might have dropped. A durable journal's empty log nacks:
+				// without it, a two-replica metadata group whose primary's
+				// first prepares tore (Unknown, never nackable) waits for
+				// ever (6 of the 2,000 seeds from 1641702591265066990).
 			case d.op < op:
 				nacks++
 			case in && d.nack.Bit(i):
