@@ -742,6 +742,24 @@ func (j *partitionJournal) Append(frame []byte, done func()) {
 	})
 }
 
+// Reconcile adopts a canonical log; when the log is not empty, its
+// completion (after which the group goes Normal in the log's view) waits
+// until held is durable. A group whose superblock already holds that
+// log_view writes no new one, and a crash before held was recorded would
+// rebuild it as a group that lost nothing, voting the log_view with an
+// empty log (VOPR seed 358).
+func (j *partitionJournal) Reconcile(head uint64, canonical []wire.Header, done func()) {
+	j.MemJournal.Reconcile(head, canonical, func() {
+		if j.held || head == 0 {
+			done()
+			return
+		}
+		j.waiters = append(j.waiters, done)
+		j.wantHeld = true
+		j.kick()
+	})
+}
+
 // Durable: held in memory, and held recorded.
 func (j *partitionJournal) Durable(op uint64) bool { return j.held && j.MemJournal.Durable(op) }
 

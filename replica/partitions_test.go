@@ -96,3 +96,44 @@ func TestHeldSurvivesTheStateWritesAfterARestart(t *testing.T) {
 		t.Fatalf("after the state write the record holds view %d, held %v (ok %v): want view 4, held", state.View, held, ok)
 	}
 }
+
+// TestReconcileOfAHeldLogWaitsForHeld scripts VOPR seed 358: a restarted
+// group whose superblock already held log_view 1 (it had joined view 1 with
+// an empty log, so it never recorded held) adopts view 1's log of two ops
+// by a StartView and goes Normal; it crashed 2 ms later, before the state
+// write recording held was durable, and after the restart voted log_view 1
+// with an empty log as a group that lost nothing. A reconcile of a non-empty
+// log completes only once held is durable, so the group is never Normal in a
+// log_view with ops that a crash would let it vote without.
+func TestReconcileOfAHeldLogWaitsForHeld(t *testing.T) {
+	g := openFresh(t, 0)
+	applyMetadata(t, g, 1, wire.OperationCreateStream, metadata.CreateStream{Name: "s"}.Encode())
+	done := false
+	g.r.parts.store.Recover(0, 1)
+	g.r.parts.store.Write(0, 1, wire.VsrState{View: 1, LogView: 1}, false, func() { done = true })
+	for g.loop.Step() {
+	}
+	if !done {
+		t.Fatal("the setup's state write did not complete")
+	}
+	applyMetadata(t, g, 2, wire.OperationCreateTopic, metadata.CreateTopic{Stream: metadata.Named("s"), PartitionsCount: 1,
+		Name: "t"}.Encode())
+	pg := g.r.parts.groups[1]
+	if pg == nil || pg.slot != 0 || pg.group.Amnesiac() {
+		t.Fatal("the group was not rebuilt from its slot as one that never held a prepare")
+	}
+	reconciled, heldAtDone := false, false
+	pg.journal.Reconcile(2, nil, func() {
+		reconciled = true
+		_, heldAtDone, _ = g.r.parts.store.Recover(0, 1)
+	})
+	g.r.parts.drain()
+	for g.loop.Step() {
+	}
+	if !reconciled {
+		t.Fatal("the reconcile never completed")
+	}
+	if !heldAtDone {
+		t.Fatal("the reconcile of a log with two ops completed before held was durable")
+	}
+}
