@@ -48,6 +48,7 @@ type Checker struct {
 	// acknowledged, and the nacks of acknowledged ops waiting for their op
 	// to commit.
 	disks        Disks
+	segments     Segments                // segment.go: the replicas' segment logs
 	acks         map[ackKey]wire.U128    // looked up only
 	ackMax       []uint64                // per replica, the highest op in acks
 	nacks        map[uint64][]nackRecord // looked up only
@@ -188,6 +189,7 @@ func (c *Checker) Crashed(r uint8) {
 	c.next[r] = 1
 	c.restarted[r] = true
 	c.partitionsCrashed(r)
+	c.checkSegmentsAt(r)
 }
 
 // Replica checks one replica event.

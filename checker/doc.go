@@ -39,8 +39,9 @@
 //   - nothing more. It may be stale: a backup behind its primary returns
 //     less, or nothing. It is not linearizable. And it may go backwards: a
 //     replica that restarted lost its memory journals and applies its
-//     partition logs again from op 1, so its visible offset drops and grows
-//     back as it repairs (to 0, until segment logs keep the flushed prefix).
+//     partition logs again from op 1, so its visible offset drops back to
+//     the end of what its segment log kept (DEVIATIONS.md 53) and grows back
+//     as it repairs.
 //   - a Next poll starts after an offset its consumer stored: its first
 //     record holds offset 0 (nothing stored, a delete, a replica that lost
 //     its memory) or the offset after one a committed Quorum store or an

@@ -32,7 +32,7 @@ import (
 //     offset its batch was committed at in the canonical log ("lost write"
 //     otherwise).
 //
-// Polls, consumer offsets and segment logs are checked as they land.
+// Polls and consumer offsets are checked below, segment logs in segment.go.
 
 // Names of the partition planes' violations (Jepsen's queue vocabulary).
 const (

@@ -24,6 +24,11 @@ type Config struct {
 	PreviousSecret []byte
 
 	Profile Profile
+
+	// FlushMessages and FlushBytes are the segment logs' flush thresholds
+	// (0: Iggy's, 1024 messages and 1 MiB; partition.SegmentConfig).
+	FlushMessages uint64
+	FlushBytes    uint64
 }
 
 // Profile holds the sizes and timeouts that differ between the simulator
@@ -52,6 +57,10 @@ type Profile struct {
 	// bounds the store's writes in flight.
 	PartitionSlots       int
 	PartitionStoreIOsMax int
+	// SegmentSlotSectors is each partition's segment log capacity;
+	// SegmentIOsMax bounds the flushes in flight.
+	SegmentSlotSectors int
+	SegmentIOsMax      int
 	// RepairAnyPeer: see vsr.Config; off in both profiles, a simulator
 	// knob.
 	RepairAnyPeer bool
@@ -77,6 +86,8 @@ func SimulationProfile() Profile {
 		PartitionPipelineMax: 4,
 		PartitionSlots:       256,
 		PartitionStoreIOsMax: 8,
+		SegmentSlotSectors:   4096,
+		SegmentIOsMax:        8,
 	}
 }
 
@@ -97,6 +108,8 @@ func ProductionProfile() Profile {
 		PartitionPipelineMax: 32,
 		PartitionSlots:       8192,
 		PartitionStoreIOsMax: 64,
+		SegmentSlotSectors:   1 << 18,
+		SegmentIOsMax:        64,
 	}
 }
 
@@ -113,8 +126,8 @@ func (c *Config) check() {
 		panic("replica: empty client table")
 	case p.ForwardsMax < 1 || p.ForwardTimeoutTicks < 1:
 		panic("replica: session forwarding needs room and a timeout")
-	case p.PartitionPipelineMax < 1 || p.PartitionSlots < 1 || p.PartitionStoreIOsMax < 1:
-		panic("replica: the partition planes need a pipeline, slots and I/Os")
+	case p.PartitionPipelineMax < 1 || p.PartitionSlots < 1 || p.PartitionStoreIOsMax < 1 || p.SegmentSlotSectors < 1 || p.SegmentIOsMax < 1:
+		panic("replica: the partition planes need a pipeline, slots, segments and I/Os")
 	}
 }
 
@@ -141,7 +154,7 @@ func (c *Config) JournalConfig() journal.Config {
 // DeviceIOsMax is how many I/Os the device under this replica must accept
 // at once.
 func (c *Config) DeviceIOsMax() int {
-	return c.JournalConfig().IOsMax + 2*c.Profile.PartitionStoreIOsMax + 1 + 16
+	return c.JournalConfig().IOsMax + 2*c.Profile.PartitionStoreIOsMax + c.Profile.SegmentIOsMax + 1 + 16
 }
 
 // Layout is the device layout of a replica: the journal's zones, then the
@@ -149,7 +162,22 @@ func (c *Config) DeviceIOsMax() int {
 func Layout(cfg Config) *storage.Layout {
 	cfg.check()
 	zones := journal.Zones(cfg.JournalConfig())
-	return storage.NewLayout(append(zones, partition.StoreZone(cfg.Profile.PartitionSlots), partition.OffsetZone(cfg.Profile.PartitionSlots))...)
+	return storage.NewLayout(append(zones, partition.StoreZone(cfg.Profile.PartitionSlots), partition.OffsetZone(cfg.Profile.PartitionSlots),
+		partition.SegmentZone(cfg.Profile.PartitionSlots, cfg.Profile.SegmentSlotSectors))...)
+}
+
+// SegmentConfig places the segment logs after the consumer offset records.
+func (c *Config) SegmentConfig() partition.SegmentConfig {
+	cfg := partition.SegmentConfig{FirstSector: c.offsetsFirst() + partition.OffsetZone(c.Profile.PartitionSlots).Sectors(),
+		Slots: c.Profile.PartitionSlots, SlotSectors: c.Profile.SegmentSlotSectors, IOsMax: c.Profile.SegmentIOsMax,
+		FlushMessages: c.FlushMessages, FlushBytes: c.FlushBytes}
+	if cfg.FlushMessages == 0 {
+		cfg.FlushMessages = partition.FlushMessagesIggy
+	}
+	if cfg.FlushBytes == 0 {
+		cfg.FlushBytes = partition.FlushBytesIggy
+	}
+	return cfg
 }
 
 // offsetsFirst places the consumer offset records after the partition

@@ -31,6 +31,8 @@ type partitionHost struct {
 	store *partition.Store
 	// offsets keeps the consumers' offsets durable, per group slot.
 	offsets *partition.OffsetStore
+	// segments keeps the committed batches, per group slot.
+	segments *partition.SegmentLog
 	// groups by id: looked up only; order holds them by ascending id, the
 	// order they are ticked and reconciled in.
 	groups map[uint64]*partitionGroup
@@ -87,8 +89,8 @@ type partitionGroup struct {
 // a group produces one): far above what any single event can cause.
 const laterMax = 1 << 20
 
-func newPartitionHost(r *Replica, store *partition.Store, offsets *partition.OffsetStore, fresh bool) *partitionHost {
-	return &partitionHost{r: r, store: store, offsets: offsets, groups: make(map[uint64]*partitionGroup),
+func newPartitionHost(r *Replica, store *partition.Store, offsets *partition.OffsetStore, segments *partition.SegmentLog, fresh bool) *partitionHost {
+	return &partitionHost{r: r, store: store, offsets: offsets, segments: segments, groups: make(map[uint64]*partitionGroup),
 		slots: make([]uint64, store.Slots()), freshBoot: fresh, balanced: make(map[[2]uint32]uint64)}
 }
 
@@ -285,6 +287,18 @@ func (h *partitionHost) build(ref metadata.PartitionRef) *partitionGroup {
 	if found.Corrupt > 0 {
 		h.r.probe("partition plane: consumer offset record corrupt: lost")
 	}
+	// The segment log: what it kept (a restart) is visible at once and
+	// checked against the log as it commits again; every batch committed
+	// past it is written (DEVIATIONS.md 53).
+	seg := h.segments.Recover(slot, ref.Group)
+	g.plane.SeedSegment(seg.Batches)
+	if len(seg.Batches) > 0 {
+		h.r.probe("partition plane: committed batches recovered from the segment log")
+	}
+	if seg.Damaged {
+		h.r.probe("partition plane: segment log ends in a damaged unit: written again from there")
+	}
+	g.plane.SetSegment(segmentSink{h: h, g: g})
 	g.plane.SetOffsetSink(func(consumer uint32, offset uint64, deleted bool) {
 		if !h.offsets.Write(g.slot, ref.Group, consumer, offset, deleted, func() {}) {
 			h.r.probe("partition plane: consumer offset kept in memory only: the partition's records are full")
@@ -357,14 +371,14 @@ func (h *partitionHost) slotFor(group uint64) (slot int, dead, ok bool) {
 		if taken(slot, group) {
 			return 0, true, false
 		}
-		if h.store.Busy(slot) {
+		if h.store.Busy(slot) || h.segments.Busy(slot) {
 			panic(fmt.Sprintf("replica %d: group %d's own slot %d has a write in flight before the group exists",
 				h.r.cfg.Replica, group, slot))
 		}
 		return slot, false, true
 	}
 	for slot := range h.slots {
-		if !h.store.Busy(slot) && !taken(slot, 0) {
+		if !h.store.Busy(slot) && !h.segments.Busy(slot) && !taken(slot, 0) {
 			return slot, false, true
 		}
 	}
@@ -378,7 +392,46 @@ func (h *partitionHost) drop(g *partitionGroup) {
 	h.slots[g.slot] = 0
 	h.caughtUp(g)
 	g.journal.dropped = true
+	h.segments.Drop(g.slot)
 	h.r.probe("partition plane: group dropped: its partition was deleted")
+}
+
+// segmentSink writes a group's committed batches to its segment log.
+type segmentSink struct {
+	h *partitionHost
+	g *partitionGroup
+}
+
+func (s segmentSink) Append(batch []byte) {
+	s.h.segments.Append(s.g.slot, batch)
+	if s.h.segments.Full(s.g.slot) {
+		s.h.r.probe("partition plane: segment log full: batches kept in memory")
+	}
+}
+
+func (s segmentSink) Reset(batches [][]byte) {
+	s.h.r.probe("partition plane: segment log held a batch the log replaced: written again from offset 0")
+	s.h.segments.Reset(s.g.slot, batches)
+}
+
+// FlushSegments writes every partition's buffered batches to its segment
+// log, whatever the thresholds (as a clean shutdown does), then runs done.
+func (h *partitionHost) flushSegments(done func()) {
+	left := len(h.order) + 1
+	finish := func() {
+		left--
+		if left == 0 {
+			done()
+		}
+	}
+	for _, g := range h.order {
+		if h.groups[g.ref.Group] == g {
+			h.segments.Flush(g.slot, finish)
+		} else {
+			left--
+		}
+	}
+	finish()
 }
 
 // caughtUp uncounts a group that is no longer amnesiac (or is gone).

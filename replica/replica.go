@@ -61,14 +61,16 @@ func Open(cfg Config, env Env, fresh bool, done func(*Replica, error)) {
 		partition.OpenStore(env.Device, cfg.storeConfig(), func(store *partition.Store) {
 			partition.OpenOffsetStore(env.Device, cfg.offsetsFirst(), cfg.Profile.PartitionSlots, cfg.Profile.PartitionStoreIOsMax,
 				func(offsets *partition.OffsetStore) {
-					done(open(cfg, env, fresh, j, rec, store, offsets), nil)
+					partition.OpenSegmentLog(env.Device, cfg.SegmentConfig(), func(segments *partition.SegmentLog) {
+						done(open(cfg, env, fresh, j, rec, store, offsets, segments), nil)
+					})
 				})
 		})
 	})
 }
 
 // open builds the replica once its journal and partition store are read.
-func open(cfg Config, env Env, fresh bool, j *journal.Journal, rec *journal.Recovery, store *partition.Store, offsets *partition.OffsetStore) *Replica {
+func open(cfg Config, env Env, fresh bool, j *journal.Journal, rec *journal.Recovery, store *partition.Store, offsets *partition.OffsetStore, segments *partition.SegmentLog) *Replica {
 	r := &Replica{
 		cfg:     cfg,
 		env:     env,
@@ -98,7 +100,7 @@ func open(cfg Config, env Env, fresh bool, j *journal.Journal, rec *journal.Reco
 	// The partition host exists before the metadata group: a single
 	// replica commits its log while the group is built, and commits of
 	// topics and partitions build partition groups.
-	r.parts = newPartitionHost(r, store, offsets, fresh)
+	r.parts = newPartitionHost(r, store, offsets, segments, fresh)
 	r.metadata = vsr.New(cfg.vsrConfig(), vsr.Deps{
 		Out:        r,
 		Journal:    mj,
@@ -159,6 +161,11 @@ func (r *Replica) PartitionGroups() []uint64 {
 	}
 	return ids
 }
+
+// FlushSegments writes every partition's committed batches still buffered
+// to its segment log, as a clean shutdown does, then runs done (later,
+// never inside the call).
+func (r *Replica) FlushSegments(done func()) { r.parts.flushSegments(done) }
 
 // Journal returns the durable journal (for inspection).
 func (r *Replica) Journal() *journal.Journal { return r.journal }

@@ -41,6 +41,9 @@ type ClusterOptions struct {
 	// Sends lets the workload mix send messages to the partitions it
 	// creates.
 	Sends bool
+	// FlushMessages is the segment logs' flush threshold in messages (0:
+	// Iggy's 1024).
+	FlushMessages int
 }
 
 // DefaultClusterOptions is a fault-free cluster with the simulation profile.
@@ -135,6 +138,7 @@ func NewCluster(o ClusterOptions) *Cluster {
 	}
 	c.disks = newClusterDisks(c)
 	c.Checker.SetDisks(c.disks)
+	c.Checker.SetSegments(newClusterSegments(c))
 	for _, n := range c.Replicas {
 		n.format()
 	}
@@ -145,6 +149,7 @@ func (c *Cluster) replicaConfig(id uint8) replica.Config {
 	cfg := replica.Config{
 		ClusterName: "vopr", Replica: id, ReplicaCount: uint8(c.Options.Replicas),
 		Auth: c.Options.Auth, Secret: []byte(secretOld), Profile: c.Options.Profile,
+		FlushMessages: uint64(max(c.Options.FlushMessages, 0)),
 	}
 	if c.Options.RotationWindow && id%2 == 1 {
 		// Mid-rotation: half the replicas already sign with the new secret

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"github.com/iggy-vopr/vopr/replica/journal"
+	"github.com/iggy-vopr/vopr/replica/partition"
 	"github.com/iggy-vopr/vopr/replica/wire"
 	"github.com/iggy-vopr/vopr/storage"
 )
@@ -65,4 +66,35 @@ func (d *clusterDisks) Misdirected(r uint8, op uint64) bool {
 // their sets in the atlas.
 func (d *clusterDisks) Faultable(r uint8, op uint64) bool {
 	return d.c.Atlas.Granted(int32(r), d.headers, op%d.cfg[r].SlotCount)
+}
+
+// clusterSegments lets the checker read each replica's segment logs
+// (checker.Segments): each sector's durable bytes, and whether a fault the
+// atlas allows touched it.
+type clusterSegments struct {
+	c                             *Cluster
+	first                         uint64
+	slots, slotSectors, sectorLen int
+}
+
+func newClusterSegments(c *Cluster) *clusterSegments {
+	z := c.Layout.ZoneIndex(partition.ZoneSegments)
+	zone := c.Layout.Zone(z)
+	return &clusterSegments{c: c, first: c.Layout.ZoneStart(z), slots: int(zone.Chunks), slotSectors: int(zone.ChunkSectors),
+		sectorLen: c.Replicas[0].dev.SectorSize()}
+}
+
+// Geometry implements checker.Segments.
+func (s *clusterSegments) Geometry() (slots, slotSectors, sectorBytes int) {
+	return s.slots, s.slotSectors, s.sectorLen
+}
+
+// Sector implements checker.Segments.
+func (s *clusterSegments) Sector(r uint8, slot, k int) ([]byte, bool) {
+	dev := s.c.Replicas[r].dev
+	sector := s.first + uint64(slot)*uint64(s.slotSectors) + uint64(k)
+	buf := make([]byte, s.sectorLen)
+	dev.PeekDurable(sector, buf)
+	latent, corrupt := dev.SectorFaults(sector)
+	return buf, latent || corrupt || dev.Missed(sector, 1) || dev.Hit(sector, 1)
 }

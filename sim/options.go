@@ -77,6 +77,10 @@ type Options struct {
 	// by name (issue 11 item 7) instead of failing the run.
 	MemoryLossBounded bool
 	Sends             bool
+	// FlushMessages: a partition's segment log flushes once this many
+	// committed messages are buffered (Iggy's default is 1024; with its 1
+	// MiB the other threshold).
+	FlushMessages int
 }
 
 // Swarm draws every knob from the seed, so different seeds explore
@@ -160,6 +164,20 @@ func Swarm(seed uint64) Options {
 	// reported by name, DEVIATIONS.md 47).
 	o.MemoryLossBounded = o.Replicas >= 3 && r.IntN(3) > 0
 	o.Sends = true
+	// Drawn last: the segment logs' flush threshold. Iggy's 1024 messages
+	// in a quarter of the seeds (a run commits a few dozen, so these keep
+	// their batches in memory until the final flush, as Iggy's in-memory
+	// tail does), a flush after every commit in a quarter, log-uniform over
+	// [1, 1024] otherwise (a configuration Iggy allows: its thresholds are
+	// settings), so restarts find segment logs of every length.
+	switch r.IntN(4) {
+	case 0:
+		o.FlushMessages = 1024
+	case 1:
+		o.FlushMessages = 1
+	default:
+		o.FlushMessages = int(math.Round(math.Pow(1024, r.Float64())))
+	}
 	return o
 }
 
@@ -242,6 +260,8 @@ func (o *Options) Check() error {
 		return fmt.Errorf("a rotation window needs auth")
 	case o.Rollback && o.PartitionMode != network.PartitionNone:
 		return fmt.Errorf("the rollback nemesis drives the partitions: partition mode must be none, not %s", partitionModeName(o.PartitionMode))
+	case o.FlushMessages < 0 || o.FlushMessages > 1<<20:
+		return fmt.Errorf("flush-messages %d outside 0..1048576 (0: Iggy's 1024)", o.FlushMessages)
 	case o.CrashTornProbability+o.CrashLostProbability > 1:
 		return fmt.Errorf("crash torn + lost probabilities above 1")
 	}
@@ -296,6 +316,7 @@ func (o *Options) Fields() []Field {
 		{"repair-any-peer", strconv.FormatBool(o.RepairAnyPeer)},
 		{"rollback", strconv.FormatBool(o.Rollback)},
 		{"memory-loss-bounded", strconv.FormatBool(o.MemoryLossBounded)}, {"sends", strconv.FormatBool(o.Sends)},
+		{"flush-messages", i(int64(o.FlushMessages))},
 	}
 }
 

@@ -23,6 +23,7 @@ func clusterOptions(o Options) ClusterOptions {
 	c := DefaultClusterOptions(o.Seed, o.Replicas, o.Clients)
 	c.Requests = o.Requests
 	c.Sends = o.Sends
+	c.FlushMessages = o.FlushMessages
 	c.Auth, c.RotationWindow = o.Auth, o.RotationWindow
 	c.Profile.RepairAnyPeer = o.RepairAnyPeer
 	c.ClockOffsetMaxNs, c.ClockDriftMaxPPB = o.ClockOffsetMaxNs, o.ClockDriftMaxPPB
@@ -120,9 +121,15 @@ func runVOPR(o Options, out Outputs, hook func(*Cluster)) (res Result) {
 	}
 	if o.Lite {
 		res.Liveness = LivenessSkipped
+		v.c.Checker.CheckSegments(false, nil, nil)
+		v.violated()
 		return res
 	}
 	v.liveness()
+	if res.Outcome == Pass && res.Liveness != LivenessConverged {
+		v.c.Checker.CheckSegments(false, nil, nil)
+		v.violated()
+	}
 	return res
 }
 
@@ -404,6 +411,7 @@ func (v *vopr) liveness() {
 	if verdict == settleSettled {
 		v.lostTails()
 		v.res.Liveness = LivenessConverged
+		v.finalFlush()
 		return
 	}
 	if !s.ever {
@@ -426,6 +434,44 @@ func (v *vopr) liveness() {
 		v.res.Violation = fmt.Sprintf("the core did not stay converged in view %d: %s", s.firstView, v.coreState())
 	}
 }
+
+// finalFlush ends a converged liveness phase as a clean shutdown would:
+// every core replica writes the committed batches its segment logs still
+// buffer, and then each core replica's logs must hold every committed
+// batch of its partitions (checker.CheckSegments).
+func (v *vopr) finalFlush() {
+	var core []uint8
+	left := 0
+	for i, rn := range v.c.Replicas {
+		if !v.core[i] || rn.Replica() == nil {
+			continue
+		}
+		core = append(core, uint8(i))
+		left++
+		rn.Replica().FlushSegments(func() { left-- })
+	}
+	for tick := 0; left > 0 && tick < finalFlushTicksMax; tick++ {
+		v.runTick()
+		if v.violated() {
+			return
+		}
+	}
+	if left > 0 {
+		v.res.Outcome, v.res.Liveness = Liveness, LivenessFailed
+		v.res.Violation = fmt.Sprintf("the core's final flush of its segment logs did not finish in %d ticks", finalFlushTicksMax)
+		return
+	}
+	var groups []uint64
+	if len(core) > 0 {
+		groups = v.c.Replicas[core[0]].Replica().PartitionGroups()
+	}
+	v.c.Checker.CheckSegments(true, core, groups)
+	v.violated()
+}
+
+// finalFlushTicksMax bounds the final flush: a few flushes per partition,
+// each a write and a sync of a few milliseconds.
+const finalFlushTicksMax = 1000
 
 // settleVerdict is where the liveness phase stands (settling.observe).
 type settleVerdict uint8
@@ -861,13 +907,15 @@ func (v *vopr) coreState() string {
 		g := r.Metadata()
 		parts = append(parts, fmt.Sprintf("replica %d %v view %d op %d commit %d/%d", i, g.Status(), g.View(), g.Op(), g.CommitMin(), g.CommitMax()))
 	}
-	done := 0
+	done, waiting := 0, ""
 	for _, cl := range v.c.Clients {
 		if cl.Done() {
 			done++
+		} else if waiting == "" {
+			waiting = " (" + cl.Workload().Describe() + ")"
 		}
 	}
-	s := fmt.Sprintf("%s; %d of %d clients done; %d ops committed", strings.Join(parts, ", "), done, len(v.c.Clients), v.c.Checker.Committed())
+	s := fmt.Sprintf("%s; %d of %d clients done%s; %d ops committed", strings.Join(parts, ", "), done, len(v.c.Clients), waiting, v.c.Checker.Committed())
 	if p := v.partitionState(); p != "" {
 		s += "; " + p
 	}

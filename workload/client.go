@@ -395,3 +395,29 @@ func (c *Client) Received(conn ConnID, frame []byte) {
 		c.next()
 	}
 }
+
+// Describe says where the client stands, for a liveness failure's report:
+// its request in flight (operation, request number, attempts, ticks since
+// sent), its target and connection, and its holds.
+func (c *Client) Describe() string {
+	conn := [...]string{connIdle: "idle", connDialing: "dialing", connOpen: "open"}[c.state]
+	s := fmt.Sprintf("client %d: target replica %d (%s), %d of %d requests sent, %d queued", c.cfg.Index, c.target, conn,
+		c.sent, c.cfg.Requests, len(c.queue))
+	if p := c.pending; p != nil {
+		kind := p.inv.Operation.String()
+		if p.register {
+			kind = "Register"
+		}
+		s += fmt.Sprintf(", in flight: %s request %d, attempt %d, %d ticks since sent", kind, p.inv.Request, p.attempts, p.ticks)
+	}
+	if c.holdTicks > 0 || c.refusals > 0 {
+		s += fmt.Sprintf(", holding %d ticks after %d refusals", c.holdTicks, c.refusals)
+	}
+	if c.rebinding {
+		s += ", rebinding"
+	}
+	if !c.registered {
+		s += ", never registered"
+	}
+	return s
+}

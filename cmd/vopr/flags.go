@@ -65,6 +65,7 @@ var knobs = []knob{
 	{"rollback", false, func(o *sim.Options) any { return &o.Rollback }, "the rollback nemesis drives the partitions (turns random partitions off; an explicit -partition-mode turns it off)"},
 	{"memory-loss-bounded", false, func(o *sim.Options) any { return &o.MemoryLossBounded }, "at most f replicas without partition memory at once (a crash beyond waits)"},
 	{"sends", false, func(o *sim.Options) any { return &o.Sends }, "the workload sends messages to its partitions (needs -memory-loss-bounded)"},
+	{"flush-messages", false, func(o *sim.Options) any { return &o.FlushMessages }, "a segment log flushes once this many committed messages are buffered (Iggy: 1024)"},
 }
 
 // parseKnob reads s as the value of k's field: the value to store (of the

@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -29,11 +30,16 @@ type Plane struct {
 	journal     Journal
 	commitMin   func() uint64
 
-	// committed holds every committed batch, in offset order (until
-	// segment logs land, in memory).
+	// committed holds every committed batch, in offset order: after a
+	// restart first those the segment log kept (SeedSegment), which the
+	// log then commits again (applied counts those it has), then the
+	// batches the log committed past them.
 	committed [][]byte
-	next      uint64 // the offset the next committed batch must start at
-	messages  uint64 // messages committed
+	applied   int
+	next      uint64 // the offset the next committed batch must start at (the log's)
+	end       uint64 // the offset after the last batch of committed (what polls see)
+	messages  uint64 // messages committed by the log
+	segment   SegmentSink
 	// offsets: each individual consumer's stored offset, by ConsumerKey
 	// (looked up only): seeded at a restart from the durable records
 	// (OffsetStore), then applied again from the log as it commits.
@@ -41,6 +47,35 @@ type Plane struct {
 	// offsetSink, when set, hears every offset a commit applies, to make it
 	// durable (the host's OffsetStore).
 	offsetSink func(consumer uint32, offset uint64, deleted bool)
+}
+
+// SegmentSink hears the batches a plane commits, to write them to its
+// segment log.
+type SegmentSink interface {
+	// Append: a batch committed past what the log holds.
+	Append(batch []byte)
+	// Reset: the log held a batch the committed log replaced (beyond the
+	// memory-loss bound); batches is the committed log from offset 0.
+	Reset(batches [][]byte)
+}
+
+// SetSegment sets what hears the committed batches.
+func (p *Plane) SetSegment(sink SegmentSink) { p.segment = sink }
+
+// SeedSegment sets the batches a restarted replica read back from its
+// segment log, before its log commits again: polls see them at once (a
+// restarted replica's visible offset drops back to its flushed segment
+// end, partition-plane.md), and each commit of one checks it against what
+// the log commits.
+func (p *Plane) SeedSegment(batches [][]byte) {
+	if len(p.committed) > 0 || p.next > 0 {
+		panic("partition: seeding the segment of a plane that committed")
+	}
+	p.committed = batches
+	if n := len(batches); n > 0 {
+		h, _ := wire.ReadBatchHeader(batches[n-1])
+		p.end = h.BaseOffset + uint64(h.MessageCount)
+	}
 }
 
 // SetOffsetSink sets what hears every consumer offset a commit applies.
@@ -68,9 +103,9 @@ func NewPlane(partitionID uint64, journal Journal, commitMin func() uint64) *Pla
 // PartitionID returns the partition id the plane's batches carry.
 func (p *Plane) PartitionID() uint64 { return p.partitionID }
 
-// NextOffset returns the committed frontier: the offset the next committed
-// batch starts at (the visible offset's successor).
-func (p *Plane) NextOffset() uint64 { return p.next }
+// NextOffset returns the visible frontier: the offset after every
+// committed batch this replica holds (the visible offset's successor).
+func (p *Plane) NextOffset() uint64 { return p.end }
 
 // Messages returns the number of messages committed.
 func (p *Plane) Messages() uint64 { return p.messages }
@@ -148,10 +183,31 @@ func (p *Plane) Apply(x *wire.PrepareHeader, body []byte, stream, topic uint32) 
 			panic(fmt.Sprintf("partition: replica is divergent: committed op %d: %v", x.Op, err))
 		}
 		h, _ := wire.ReadBatchHeader(body)
-		p.committed = append(p.committed, append([]byte(nil), body...))
 		p.next += uint64(h.MessageCount)
 		p.messages += uint64(h.MessageCount)
-		return SendMessagesReply(stream, topic, uint32(p.partitionID), h.BaseOffset)
+		reply := SendMessagesReply(stream, topic, uint32(p.partitionID), h.BaseOffset)
+		if p.applied < len(p.committed) {
+			if bytes.Equal(p.committed[p.applied], body) {
+				p.applied++
+				return reply // the segment log kept it
+			}
+			// The log commits another batch where the segment kept one:
+			// only a cluster that lost every journal does (beyond the
+			// memory-loss bound). The log is the truth.
+			p.committed = p.committed[:p.applied]
+			p.committed = append(p.committed, append([]byte(nil), body...))
+			p.applied, p.end = len(p.committed), p.next
+			if p.segment != nil {
+				p.segment.Reset(p.committed)
+			}
+			return reply
+		}
+		p.committed = append(p.committed, append([]byte(nil), body...))
+		p.applied, p.end = len(p.committed), p.next
+		if p.segment != nil {
+			p.segment.Append(p.committed[len(p.committed)-1])
+		}
+		return reply
 	case wire.OperationStoreConsumerOffset, wire.OperationDeleteConsumerOffset:
 		store := x.Operation == wire.OperationStoreConsumerOffset
 		r, err := DecodeOffsetRequest(body, store)

@@ -152,21 +152,21 @@ func PollReply(partitionID uint32, current uint64, batches [][]byte) []byte {
 // consumer's stored offset plus one, 0 when it stored none.
 func (p *Plane) Poll(strategy uint8, value uint64, count uint32, bytesMax int, consumer uint32) (uint64, [][]byte) {
 	current := uint64(0)
-	if p.next > 0 {
-		current = p.next - 1
+	if p.end > 0 {
+		current = p.end - 1
 	}
 	start := uint64(0)
 	switch strategy {
 	case PollOffset:
 		start = value
 	case PollLast:
-		start = p.next - min(p.next, uint64(count))
+		start = p.end - min(p.end, uint64(count))
 	case PollNext:
 		if stored, ok := p.offsets[consumer]; ok {
 			start = stored + 1
 		}
 	case PollTimestamp:
-		start = p.next
+		start = p.end
 		for _, b := range p.committed {
 			if h, _ := wire.ReadBatchHeader(b); h.BaseTimestamp >= value {
 				start = h.BaseOffset
