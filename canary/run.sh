@@ -38,6 +38,7 @@ canary_partition_reply_before_commit 129 lost write
 canary_poll_uncommitted         129 G1a aborted read|inconsistent offsets
 canary_amnesia_votes            129|128 log_view without its log|replica panic|committed op lost|committed op replaced|divergent commit|lost write|inconsistent offsets|the core did not converge
 canary_offset_at_prepare        129 poll skip
+canary_segment_lost_flush       129 segment log incomplete
 canary_no_restamp               128 the core did not converge
 '
 

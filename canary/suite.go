@@ -199,6 +199,13 @@ func Suite() []Canary {
 			Expect:  []string{"poll skip"},
 		},
 		{
+			Tag:     "canary_segment_lost_flush",
+			Site:    "replica/partition/segment.go flush",
+			Breaks:  "a segment flush after a log's first never writes its unit, yet the log counts it written",
+			Outcome: sim.Correctness,
+			Expect:  []string{"segment log incomplete"},
+		},
+		{
 			Tag:     "canary_no_restamp",
 			Site:    "replica/vsr/normal.go restamped",
 			Breaks:  "a retransmitted pipeline prepare keeps the view it was built in, so backups of the new view drop it",

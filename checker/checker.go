@@ -144,6 +144,15 @@ func New(n int) *Checker {
 	return c
 }
 
+// SetMetadataLimits makes the metadata model use the replicas' ceilings
+// (replica.Config.MetadataLimits); it must come before any event.
+func (c *Checker) SetMetadataLimits(l metadata.Limits) {
+	if len(c.canon) > 0 {
+		panic("checker: metadata limits set after the first commit")
+	}
+	c.model = metadata.NewModelWithLimits(l)
+}
+
 // Violation returns the first violation found, or nil.
 func (c *Checker) Violation() *Violation { return c.violation }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/iggy-vopr/vopr/replica/bus"
 	"github.com/iggy-vopr/vopr/replica/journal"
+	"github.com/iggy-vopr/vopr/replica/metadata"
 	"github.com/iggy-vopr/vopr/replica/partition"
 	"github.com/iggy-vopr/vopr/replica/vsr"
 	"github.com/iggy-vopr/vopr/replica/wire"
@@ -164,6 +165,16 @@ func Layout(cfg Config) *storage.Layout {
 	zones := journal.Zones(cfg.JournalConfig())
 	return storage.NewLayout(append(zones, partition.StoreZone(cfg.Profile.PartitionSlots), partition.OffsetZone(cfg.Profile.PartitionSlots),
 		partition.SegmentZone(cfg.Profile.PartitionSlots, cfg.Profile.SegmentSlotSectors))...)
+}
+
+// MetadataLimits are the metadata state machine's ceilings on this
+// replica: Iggy's, and live partitions no more than the partition
+// superblock slots (every replica runs every partition). Every replica of
+// a cluster shares a profile, so all apply the same.
+func (c *Config) MetadataLimits() metadata.Limits {
+	l := metadata.DefaultLimits()
+	l.Partitions = c.Profile.PartitionSlots
+	return l
 }
 
 // SegmentConfig places the segment logs after the consumer offset records.

@@ -76,7 +76,7 @@ func open(cfg Config, env Env, fresh bool, j *journal.Journal, rec *journal.Reco
 		env:     env,
 		journal: j,
 		table:   clients.New(cfg.Profile.ClientTableMax),
-		state:   metadata.NewState(),
+		state:   metadata.NewStateWithLimits(cfg.MetadataLimits()),
 		conns:   make(map[wire.U128]ConnID),
 		byConn:  make(map[ConnID]wire.U128),
 		fwd:     forwarding{origins: make(map[wire.U128]origin)},

@@ -112,6 +112,7 @@ func NewCluster(o ClusterOptions) *Cluster {
 	c.Atlas = storage.NewAtlas(c.Layout, o.Replicas, c.Streams.Stream("storage.atlas"),
 		storage.AtlasOptions{Clean: []string{journal.ZoneSuperblock, partition.ZoneSuperblocks}, Linked: [][2]string{{journal.ZoneHeaders, journal.ZonePrepares}}})
 	c.Checker = checker.New(o.Replicas)
+	c.Checker.SetMetadataLimits(cfg0.MetadataLimits())
 	for i := range o.Replicas {
 		n := &ReplicaNode{c: c, id: uint8(i), conns: map[network.ConnID]connKind{}}
 		n.clock = kernel.DrawClock(c.Streams.Stream(fmt.Sprintf("clock.%d", i)), o.ClockOffsetMaxNs, o.ClockDriftMaxPPB)

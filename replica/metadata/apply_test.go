@@ -346,3 +346,24 @@ func TestCreateTopicSentinels(t *testing.T) {
 		t.Fatalf("topic header %+v", th)
 	}
 }
+
+// TestLivePartitionsCeiling: with a ceiling of three live partitions, a
+// CreateTopic or CreatePartitions that would pass it commits
+// TooManyPartitions and creates nothing; a delete makes room again.
+func TestLivePartitionsCeiling(t *testing.T) {
+	m := newSM(t, Limits{Streams: 8, TopicsPerStream: 8, PartitionID: 100, Partitions: 3})
+	create, del := wire.OperationCreatePartitions, wire.OperationDeletePartitions
+	m.expect(CodeOK, root, wire.OperationCreateStream, CreateStream{Name: "s"}.Encode())
+	m.expect(CodeOK, root, wire.OperationCreateTopic, CreateTopic{Stream: ID(0), PartitionsCount: 2, Name: "t"}.Encode())
+	m.expect(CodeTooManyPartitions, root, wire.OperationCreateTopic, CreateTopic{Stream: ID(0), PartitionsCount: 2, Name: "u"}.Encode())
+	if n := len(m.st.Streams()[0].Topics); n != 1 {
+		t.Fatalf("%d topics after the refused create, want 1", n)
+	}
+	m.expect(CodeOK, root, create, CreatePartitions{Stream: ID(0), Topic: ID(0), PartitionsCount: 1}.Encode())
+	m.expect(CodeTooManyPartitions, root, create, CreatePartitions{Stream: ID(0), Topic: ID(0), PartitionsCount: 1}.Encode())
+	if n := len(m.st.Partitions()); n != 3 {
+		t.Fatalf("%d live partitions, want 3", n)
+	}
+	m.expect(CodeOK, root, del, DeletePartitions{Stream: ID(0), Topic: ID(0), PartitionsCount: 1}.Encode())
+	m.expect(CodeOK, root, wire.OperationCreateTopic, CreateTopic{Stream: ID(0), PartitionsCount: 1, Name: "u"}.Encode())
+}

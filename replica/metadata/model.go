@@ -23,12 +23,12 @@ func CodeRecognized(op wire.Operation, code uint32) bool {
 		declared = []uint32{CodeStreamIDNotFound}
 	case wire.OperationCreateTopicWithAssignments:
 		declared = []uint32{CodeStreamIDNotFound, CodeTopicNameAlreadyExists, CodeInvalidPartitionsCount,
-			CodeTooManyTopics, CodePartitionIDSpaceExhausted, CodeInvalidOptionValue}
+			CodeTooManyTopics, CodePartitionIDSpaceExhausted, CodeInvalidOptionValue, CodeTooManyPartitions}
 	case wire.OperationDeleteTopic:
 		declared = []uint32{CodeStreamIDNotFound, CodeTopicIDNotFound}
 	case wire.OperationCreatePartitionsWithAssignments:
 		declared = []uint32{CodeStreamIDNotFound, CodeTopicIDNotFound, CodeInvalidPartitionsCount,
-			CodePartitionIDSpaceExhausted}
+			CodePartitionIDSpaceExhausted, CodeTooManyPartitions}
 	case wire.OperationDeletePartitions:
 		declared = []uint32{CodeStreamIDNotFound, CodeTopicIDNotFound, CodeInvalidPartitionsCount}
 	}

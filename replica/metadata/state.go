@@ -15,6 +15,13 @@ type Limits struct {
 	Streams         int    // a new stream's key must be below this: TooManyStreams
 	TopicsPerStream int    // a new topic's key must be below this: TooManyTopics
 	PartitionID     uint32 // a partition id must be below this: PartitionIdSpaceExhausted
+	// Partitions bounds the live partitions of the whole cluster: a
+	// CreateTopic or CreatePartitions that would pass it commits
+	// TooManyPartitions (2015) and creates nothing. Iggy has no such
+	// ceiling; a replica's device has a superblock slot per partition it
+	// runs (replica.Profile.PartitionSlots), and every replica runs every
+	// partition (DEVIATIONS.md 54). 0: no ceiling.
+	Partitions int
 }
 
 // DefaultLimits returns Iggy's ceilings.
@@ -77,7 +84,7 @@ func NewStateWithLimits(l Limits) *State { return newState(l) }
 
 func newState(l Limits) *State {
 	if l.Streams < 1 || l.Streams > 1<<20 || l.TopicsPerStream < 1 || l.TopicsPerStream > 4096 ||
-		l.PartitionID < 1 || l.PartitionID > 1_000_000 {
+		l.PartitionID < 1 || l.PartitionID > 1_000_000 || l.Partitions < 0 {
 		panic(fmt.Sprintf("metadata: limits %+v outside Iggy's", l))
 	}
 	return &State{limits: l, streamByName: map[string]uint32{}}
@@ -357,6 +364,9 @@ func (s *State) createTopic(x CreateTopicWithAssignments, now uint64) (uint32, [
 	if key >= s.limits.TopicsPerStream {
 		return CodeTooManyTopics, nil
 	}
+	if s.limits.Partitions > 0 && s.livePartitions()+len(x.Partitions) > s.limits.Partitions {
+		return CodeTooManyPartitions, nil
+	}
 	seen := make(map[uint32]bool, len(x.Partitions))
 	for _, p := range x.Partitions {
 		if p.PartitionID >= s.limits.PartitionID {
@@ -456,6 +466,9 @@ func (s *State) createPartitions(x CreatePartitionsWithAssignments, now uint64) 
 	_, t, ok := st.resolveTopic(x.Request.Topic)
 	if !ok {
 		return CodeTopicIDNotFound, nil
+	}
+	if s.limits.Partitions > 0 && s.livePartitions()+len(x.Partitions) > s.limits.Partitions {
+		return CodeTooManyPartitions, nil
 	}
 	var base uint32
 	if n := len(t.partitions); n > 0 {
@@ -618,6 +631,15 @@ func (s *State) Partitions() []PartitionRef {
 		}
 	}
 	return out
+}
+
+// livePartitions counts the partitions of every topic of every stream.
+func (s *State) livePartitions() int {
+	n := 0
+	s.streams.each(func(_ int, st *stream) {
+		st.topics.each(func(_ int, t *topic) { n += len(t.partitions) })
+	})
+	return n
 }
 
 // ChangesPartitions reports whether committing op may add or remove
