@@ -30,6 +30,9 @@ type Config struct {
 	// (0: Iggy's, 1024 messages and 1 MiB; partition.SegmentConfig).
 	FlushMessages uint64
 	FlushBytes    uint64
+	// EvictedRing is how many flushed ops a partition's memory journal
+	// keeps for repair (0: the profile's PartitionEvictedRing).
+	EvictedRing uint64
 }
 
 // Profile holds the sizes and timeouts that differ between the simulator
@@ -62,6 +65,9 @@ type Profile struct {
 	// SegmentIOsMax bounds the flushes in flight.
 	SegmentSlotSectors int
 	SegmentIOsMax      int
+	// PartitionEvictedRing is how many flushed ops a partition's journal
+	// keeps for repair (Iggy's evicted ring: 4096 entries).
+	PartitionEvictedRing uint64
 	// RepairAnyPeer: see vsr.Config; off in both profiles, a simulator
 	// knob.
 	RepairAnyPeer bool
@@ -89,6 +95,7 @@ func SimulationProfile() Profile {
 		PartitionStoreIOsMax: 8,
 		SegmentSlotSectors:   4096,
 		SegmentIOsMax:        8,
+		PartitionEvictedRing: 4096,
 	}
 }
 
@@ -111,6 +118,7 @@ func ProductionProfile() Profile {
 		PartitionStoreIOsMax: 64,
 		SegmentSlotSectors:   1 << 18,
 		SegmentIOsMax:        64,
+		PartitionEvictedRing: 4096,
 	}
 }
 
@@ -127,7 +135,8 @@ func (c *Config) check() {
 		panic("replica: empty client table")
 	case p.ForwardsMax < 1 || p.ForwardTimeoutTicks < 1:
 		panic("replica: session forwarding needs room and a timeout")
-	case p.PartitionPipelineMax < 1 || p.PartitionSlots < 1 || p.PartitionStoreIOsMax < 1 || p.SegmentSlotSectors < 1 || p.SegmentIOsMax < 1:
+	case p.PartitionPipelineMax < 1 || p.PartitionSlots < 1 || p.PartitionStoreIOsMax < 1 || p.SegmentSlotSectors < 1 || p.SegmentIOsMax < 1 ||
+		p.PartitionEvictedRing < 1:
 		panic("replica: the partition planes need a pipeline, slots, segments and I/Os")
 	}
 }
@@ -165,6 +174,14 @@ func Layout(cfg Config) *storage.Layout {
 	zones := journal.Zones(cfg.JournalConfig())
 	return storage.NewLayout(append(zones, partition.StoreZone(cfg.Profile.PartitionSlots), partition.OffsetZone(cfg.Profile.PartitionSlots),
 		partition.SegmentZone(cfg.Profile.PartitionSlots, cfg.Profile.SegmentSlotSectors))...)
+}
+
+// evictedRing is how many flushed ops a partition journal keeps.
+func (c *Config) evictedRing() uint64 {
+	if c.EvictedRing > 0 {
+		return c.EvictedRing
+	}
+	return c.Profile.PartitionEvictedRing
 }
 
 // MetadataLimits are the metadata state machine's ceilings on this

@@ -90,8 +90,29 @@ type partitionGroup struct {
 const laterMax = 1 << 20
 
 func newPartitionHost(r *Replica, store *partition.Store, offsets *partition.OffsetStore, segments *partition.SegmentLog, fresh bool) *partitionHost {
-	return &partitionHost{r: r, store: store, offsets: offsets, segments: segments, groups: make(map[uint64]*partitionGroup),
+	h := &partitionHost{r: r, store: store, offsets: offsets, segments: segments, groups: make(map[uint64]*partitionGroup),
 		slots: make([]uint64, store.Slots()), freshBoot: fresh, balanced: make(map[[2]uint32]uint64)}
+	segments.SetFlushed(h.flushed)
+	return h
+}
+
+// flushed purges a group's memory journal of the ops its segment log made
+// durable, keeping the last EvictedRing of them for repair (Iggy's evicted
+// ring, partition-plane.md "Journal"); a repair of an older op is answered
+// RangeEvicted (DEVIATIONS.md 55).
+func (h *partitionHost) flushed(slot int, op uint64) {
+	id := h.slots[slot]
+	g, ok := h.groups[id]
+	ring := h.r.cfg.evictedRing()
+	if id == 0 || !ok || g.journal.dropped || op <= ring {
+		return
+	}
+	through := op - ring
+	if through < g.journal.RetainedFrom() || through > g.journal.Head() || through > g.group.CommitMin() {
+		return
+	}
+	g.journal.Purge(through)
+	h.r.probe("partition plane: journal purged of flushed ops beyond the evicted ring")
 }
 
 // enter readies a group for a call from the host: its clock at the host's
@@ -402,8 +423,8 @@ type segmentSink struct {
 	g *partitionGroup
 }
 
-func (s segmentSink) Append(batch []byte) {
-	s.h.segments.Append(s.g.slot, batch)
+func (s segmentSink) Append(op uint64, batch []byte) {
+	s.h.segments.Append(s.g.slot, op, batch)
 	if s.h.segments.Full(s.g.slot) {
 		s.h.r.probe("partition plane: segment log full: batches kept in memory")
 	}

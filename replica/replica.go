@@ -137,6 +137,17 @@ func (r *Replica) PartitionGroup(id uint64) (*vsr.Group, bool) {
 	return g.group, true
 }
 
+// PartitionJournalHolds reports whether the memory journal of partition
+// group id holds op, and the lowest op it can still serve (RetainedFrom).
+func (r *Replica) PartitionJournalHolds(id, op uint64) (held bool, retainedFrom uint64) {
+	g, ok := r.parts.groups[id]
+	if !ok {
+		return false, 0
+	}
+	_, held = g.journal.Frame(op)
+	return held, g.journal.RetainedFrom()
+}
+
 // PartitionPlane returns the partition state of a live partition (for
 // inspection).
 func (r *Replica) PartitionPlane(id uint64) (*partition.Plane, bool) {

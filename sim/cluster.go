@@ -44,6 +44,8 @@ type ClusterOptions struct {
 	// FlushMessages is the segment logs' flush threshold in messages (0:
 	// Iggy's 1024).
 	FlushMessages int
+	// EvictedRing: flushed ops a partition journal keeps (0: Iggy's).
+	EvictedRing int
 }
 
 // DefaultClusterOptions is a fault-free cluster with the simulation profile.
@@ -151,6 +153,7 @@ func (c *Cluster) replicaConfig(id uint8) replica.Config {
 		ClusterName: "vopr", Replica: id, ReplicaCount: uint8(c.Options.Replicas),
 		Auth: c.Options.Auth, Secret: []byte(secretOld), Profile: c.Options.Profile,
 		FlushMessages: uint64(max(c.Options.FlushMessages, 0)),
+		EvictedRing:   uint64(max(c.Options.EvictedRing, 0)),
 	}
 	if c.Options.RotationWindow && id%2 == 1 {
 		// Mid-rotation: half the replicas already sign with the new secret

@@ -113,3 +113,24 @@ func TestMissingPrepare(t *testing.T) {
 		})
 	}
 }
+
+// TestEvictedOpsExplainTheStall scripts swarm seed 21 with a ring of four
+// flushed ops: a replica restarted after its peers flushed and purged
+// partition group 1's first ops needs op 1 again (it commits its log from op
+// 1), every peer answers RangeEvicted, and only state transfer could catch
+// it up: the liveness phase ends explained, naming the group, the replica,
+// the op and where each peer's journal now begins. With Iggy's ring of 4096
+// the same seed converges.
+func TestEvictedOpsExplainTheStall(t *testing.T) {
+	o := Swarm(21)
+	o.EvictedRing = 4
+	res := Run(o, nil)
+	if res.Outcome != Pass || res.Liveness != LivenessExplained ||
+		!strings.Contains(res.Explanation, "partition group 1: replica 2 needs op 1, which every core replica that committed it purged after its flush") {
+		t.Fatalf("outcome %v, liveness %v, explanation %q: want the stall explained by the eviction", res.Outcome, res.Liveness, res.Explanation)
+	}
+	o.EvictedRing = 0
+	if res := Run(o, nil); res.Outcome != Pass || res.Liveness != LivenessConverged {
+		t.Fatalf("with Iggy's ring: outcome %v, liveness %v (%s %s)", res.Outcome, res.Liveness, res.Violation, res.Explanation)
+	}
+}

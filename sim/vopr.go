@@ -24,6 +24,7 @@ func clusterOptions(o Options) ClusterOptions {
 	c.Requests = o.Requests
 	c.Sends = o.Sends
 	c.FlushMessages = o.FlushMessages
+	c.EvictedRing = o.EvictedRing
 	c.Auth, c.RotationWindow = o.Auth, o.RotationWindow
 	c.Profile.RepairAnyPeer = o.RepairAnyPeer
 	c.ClockOffsetMaxNs, c.ClockDriftMaxPPB = o.ClockOffsetMaxNs, o.ClockDriftMaxPPB
@@ -728,40 +729,11 @@ func (v *vopr) explainAmnesia() string {
 	if !v.c.Checker.BeyondBound() || !v.metadataConverged() {
 		return "" // a stall of the metadata plane is not excused by the partitions'
 	}
-	var ids []uint64
-	for i, rn := range v.c.Replicas {
-		if v.core[i] && rn.Replica() != nil {
-			ids = rn.Replica().PartitionGroups()
-			break
-		}
-	}
-	qvc := vsr.QuorumViewChange(v.o.Replicas)
 	stalled, example := 0, ""
-	for _, id := range ids {
-		kept, amnesiac, primary := 0, 0, false
-		converged, view, first := true, uint32(0), true
-		for i, rn := range v.c.Replicas {
-			if !v.core[i] || rn.Replica() == nil {
-				continue
-			}
-			g, ok := rn.Replica().PartitionGroup(id)
-			switch {
-			case !ok:
-				converged = false
-				continue
-			case g.Amnesiac():
-				amnesiac++
-			default:
-				kept++
-				primary = primary || g.Status() == vsr.StatusNormal && g.IsPrimary()
-			}
-			if g.Status() != vsr.StatusNormal || g.Amnesiac() || g.CommitMin() < v.partitionTop(id) || !first && g.View() != view {
-				converged = false
-			}
-			view, first = g.View(), false
-		}
-		if amnesiac == 0 || primary || kept >= qvc {
-			if !converged {
+	for _, id := range v.coreGroups() {
+		amnesia, converged, detail := v.amnesiaStall(id)
+		if !amnesia {
+			if _, evicted := v.evictedStall(id); !converged && !evicted {
 				// A group that did not converge for another reason is not
 				// excused by the ones amnesia stalls.
 				v.unexcused = fmt.Sprintf("partition group %d did not converge, and lost memory does not explain it", id)
@@ -770,7 +742,7 @@ func (v *vopr) explainAmnesia() string {
 			continue
 		}
 		if stalled == 0 {
-			example = fmt.Sprintf("partition group %d: %d core replicas lost its memory journal and withhold their votes, %d kept it, fewer than a view-change quorum (%d), and none is its Normal primary", id, amnesiac, kept, qvc)
+			example = detail
 		}
 		stalled++
 	}
@@ -779,6 +751,117 @@ func (v *vopr) explainAmnesia() string {
 	}
 	v.res.Losses = append(v.res.Losses, checker.Loss{Name: "groups stalled without memory", Count: uint64(stalled)})
 	return fmt.Sprintf("beyond the memory-loss bound, %d partition groups cannot elect: %s", stalled, example)
+}
+
+// coreGroups returns the partition groups of the first core replica up.
+func (v *vopr) coreGroups() []uint64 {
+	for i, rn := range v.c.Replicas {
+		if v.core[i] && rn.Replica() != nil {
+			return rn.Replica().PartitionGroups()
+		}
+	}
+	return nil
+}
+
+// amnesiaStall reports whether partition group id is stalled by lost
+// memory on the core (explainAmnesia: amnesiac replicas, none its Normal
+// primary, fewer that kept their memory than a view-change quorum), whether
+// the core converged on it, and the stall's description.
+func (v *vopr) amnesiaStall(id uint64) (stalled, converged bool, detail string) {
+	qvc := vsr.QuorumViewChange(v.o.Replicas)
+	kept, amnesiac, primary := 0, 0, false
+	converged, view, first := true, uint32(0), true
+	for i, rn := range v.c.Replicas {
+		if !v.core[i] || rn.Replica() == nil {
+			continue
+		}
+		g, ok := rn.Replica().PartitionGroup(id)
+		switch {
+		case !ok:
+			converged = false
+			continue
+		case g.Amnesiac():
+			amnesiac++
+		default:
+			kept++
+			primary = primary || g.Status() == vsr.StatusNormal && g.IsPrimary()
+		}
+		if g.Status() != vsr.StatusNormal || g.Amnesiac() || g.CommitMin() < v.partitionTop(id) || !first && g.View() != view {
+			converged = false
+		}
+		view, first = g.View(), false
+	}
+	if amnesiac == 0 || primary || kept >= qvc || !v.c.Checker.BeyondBound() {
+		return false, converged, ""
+	}
+	return true, converged, fmt.Sprintf("partition group %d: %d core replicas lost its memory journal and withhold their votes, %d kept it, fewer than a view-change quorum (%d), and none is its Normal primary", id, amnesiac, kept, qvc)
+}
+
+// evictedStall reports whether partition group id is stalled on the core
+// because a core replica needs an op that every core replica's journal
+// purged (a flushed op beyond the evicted ring, answered RangeEvicted):
+// only partition state transfer (issue 13) could bring it the op. It
+// returns the stall's description.
+func (v *vopr) evictedStall(id uint64) (string, bool) {
+	top := v.partitionTop(id)
+	for i, rn := range v.c.Replicas {
+		if !v.core[i] || rn.Replica() == nil {
+			continue
+		}
+		g, ok := rn.Replica().PartitionGroup(id)
+		if !ok || g.CommitMin() >= top {
+			continue
+		}
+		need := g.CommitMin() + 1
+		evicted, held := []string{}, false
+		for j, peer := range v.c.Replicas {
+			if !v.core[j] || peer.Replica() == nil || j == i {
+				continue
+			}
+			has, from := peer.Replica().PartitionJournalHolds(id, need)
+			if has {
+				held = true
+				break
+			}
+			if from > need {
+				evicted = append(evicted, fmt.Sprintf("replica %d retains from op %d", j, from))
+			}
+		}
+		if !held && len(evicted) > 0 {
+			return fmt.Sprintf("partition group %d: replica %d needs op %d, which every core replica that committed it purged after its flush (%s), and partition state transfer does not exist yet",
+				id, i, need, strings.Join(evicted, ", ")), true
+		}
+	}
+	return "", false
+}
+
+// explainEvicted excuses a stall of the partition planes that only state
+// transfer could end (evictedStall), once the metadata plane converged,
+// when every partition group the core has not converged on is so stalled
+// (or stalled by lost memory beyond the bound). "" when there is none.
+func (v *vopr) explainEvicted() string {
+	if !v.metadataConverged() {
+		return ""
+	}
+	stalled, example := 0, ""
+	for _, id := range v.coreGroups() {
+		detail, evicted := v.evictedStall(id)
+		if !evicted {
+			if amnesia, converged, _ := v.amnesiaStall(id); !converged && !amnesia {
+				v.unexcused = fmt.Sprintf("partition group %d did not converge, and neither eviction nor lost memory explains it", id)
+				return ""
+			}
+			continue
+		}
+		if stalled == 0 {
+			example = detail
+		}
+		stalled++
+	}
+	if stalled == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d partition groups cannot catch up without state transfer: %s", stalled, example)
 }
 
 // partitionTop is the op the core must have applied in partition group id
@@ -859,6 +942,9 @@ func (v *vopr) explain() string {
 		}
 	}
 	if why := v.explainMissingPrepare(); why != "" {
+		return why
+	}
+	if why := v.explainEvicted(); why != "" {
 		return why
 	}
 	if why := v.explainAmnesia(); why != "" {

@@ -66,6 +66,7 @@ var knobs = []knob{
 	{"memory-loss-bounded", false, func(o *sim.Options) any { return &o.MemoryLossBounded }, "at most f replicas without partition memory at once (a crash beyond waits)"},
 	{"sends", false, func(o *sim.Options) any { return &o.Sends }, "the workload sends messages to its partitions (needs -memory-loss-bounded)"},
 	{"flush-messages", false, func(o *sim.Options) any { return &o.FlushMessages }, "a segment log flushes once this many committed messages are buffered (Iggy: 1024)"},
+	{"evicted-ring", false, func(o *sim.Options) any { return &o.EvictedRing }, "flushed ops a partition journal keeps for repair (0: Iggy's 4096)"},
 }
 
 // parseKnob reads s as the value of k's field: the value to store (of the

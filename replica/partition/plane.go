@@ -52,8 +52,8 @@ type Plane struct {
 // SegmentSink hears the batches a plane commits, to write them to its
 // segment log.
 type SegmentSink interface {
-	// Append: a batch committed past what the log holds.
-	Append(batch []byte)
+	// Append: a batch committed by op past what the log holds.
+	Append(op uint64, batch []byte)
 	// Reset: the log held a batch the committed log replaced (beyond the
 	// memory-loss bound); batches is the committed log from offset 0.
 	Reset(batches [][]byte)
@@ -205,7 +205,7 @@ func (p *Plane) Apply(x *wire.PrepareHeader, body []byte, stream, topic uint32) 
 		p.committed = append(p.committed, append([]byte(nil), body...))
 		p.applied, p.end = len(p.committed), p.next
 		if p.segment != nil {
-			p.segment.Append(p.committed[len(p.committed)-1])
+			p.segment.Append(x.Op, p.committed[len(p.committed)-1])
 		}
 		return reply
 	case wire.OperationStoreConsumerOffset, wire.OperationDeleteConsumerOffset:

@@ -71,6 +71,9 @@ type SegmentLog struct {
 	dev         storage.Device
 	cfg         SegmentConfig
 	sectorBytes int
+	// flushed, when set, hears the highest op whose batch a flush made
+	// durable (so the group's journal may purge it).
+	flushed func(slot int, op uint64)
 
 	slots    []segmentSlot
 	inFlight int
@@ -84,8 +87,11 @@ type segmentSlot struct {
 	// offset the next buffered batch starts at.
 	end  uint64
 	next uint64
-	// buffered: committed batches not yet flushed, in offset order.
+	// buffered: committed batches not yet flushed, in offset order, with
+	// the op each committed in (0 when unknown: a batch recovered from a
+	// damaged unit).
 	buffered         [][]byte
+	bufferedOps      []uint64
 	bufferedMessages uint64
 	bufferedBytes    uint64
 	flushing         bool
@@ -309,14 +315,18 @@ func (s *SegmentLog) Recover(slot int, group uint64) SegmentRecovery {
 		sl.next = h.BaseOffset + uint64(h.MessageCount)
 	}
 	for _, b := range found.Batches[found.Kept:] {
-		s.buffer(sl, b)
+		s.buffer(sl, b, 0)
 	}
 	return found
 }
 
+// SetFlushed sets what hears, per slot, the highest op a flush made
+// durable.
+func (s *SegmentLog) SetFlushed(f func(slot int, op uint64)) { s.flushed = f }
+
 // Append buffers a committed batch of slot's group (the next in offset
-// order) and flushes once the thresholds are reached.
-func (s *SegmentLog) Append(slot int, batch []byte) {
+// order), committed by op, and flushes once the thresholds are reached.
+func (s *SegmentLog) Append(slot int, op uint64, batch []byte) {
 	s.checkSlot(slot)
 	sl := &s.slots[slot]
 	if sl.group == 0 {
@@ -332,21 +342,22 @@ func (s *SegmentLog) Append(slot int, batch []byte) {
 		panic(fmt.Sprintf("partition: segment slot %d of group %d appends a batch at offset %d, its log ends at %d (%v)",
 			slot, sl.group, h.BaseOffset, want, err))
 	}
-	s.buffer(sl, batch)
+	s.buffer(sl, batch, op)
 	if sl.bufferedMessages >= s.cfg.FlushMessages || sl.bufferedBytes >= s.cfg.FlushBytes {
 		s.want(slot)
 	}
 }
 
-func (s *SegmentLog) buffer(sl *segmentSlot, batch []byte) {
+func (s *SegmentLog) buffer(sl *segmentSlot, batch []byte, op uint64) {
 	h, _ := wire.ReadBatchHeader(batch)
 	sl.buffered = append(sl.buffered, batch)
+	sl.bufferedOps = append(sl.bufferedOps, op)
 	sl.bufferedMessages += uint64(h.MessageCount)
 	sl.bufferedBytes += uint64(len(batch))
 }
 
 // Reset forgets slot's log from offset 0 on and buffers batches (the log
-// as this replica now commits it) to be written from the start: the log
+// as this replica now commits it, ops unknown) to be written from the start: the log
 // held batches that its group's committed log no longer has (possible
 // only beyond the memory-loss bound, where a cluster that lost every
 // journal commits new batches at old offsets).
@@ -357,7 +368,7 @@ func (s *SegmentLog) Reset(slot int, batches [][]byte) {
 	flushing, queued := sl.flushing, sl.queued
 	*sl = segmentSlot{group: group, epoch: sl.epoch + 1, waiters: waiters, flushing: flushing, queued: queued}
 	for _, b := range batches {
-		s.buffer(sl, b)
+		s.buffer(sl, b, 0)
 	}
 }
 
@@ -454,6 +465,10 @@ func (s *SegmentLog) flush(slot int) {
 	sector := s.cfg.FirstSector + uint64(slot)*uint64(s.cfg.SlotSectors) + sl.end/uint64(s.sectorBytes)
 	epoch := sl.epoch
 	last, _ := wire.ReadBatchHeader(sl.buffered[count-1])
+	op := uint64(0)
+	for _, o := range sl.bufferedOps[:count] {
+		op = max(op, o)
+	}
 	sl.flushing = true
 	s.inFlight++
 	write := s.dev.Write
@@ -470,8 +485,12 @@ func (s *SegmentLog) flush(slot int) {
 				sl.end += unitBytes
 				sl.next = last.BaseOffset + uint64(last.MessageCount)
 				sl.buffered = sl.buffered[count:]
+				sl.bufferedOps = sl.bufferedOps[count:]
 				sl.bufferedMessages -= messages
 				sl.bufferedBytes -= bytes
+				if op > 0 && s.flushed != nil {
+					s.flushed(slot, op)
+				}
 			}
 			if len(sl.waiters) > 0 {
 				s.want(slot)

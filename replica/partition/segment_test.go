@@ -83,7 +83,7 @@ func TestSegmentLogRecoversWhatWasFlushed(t *testing.T) {
 			}
 			batches := segmentBatches(5, 40)
 			for _, b := range batches {
-				s.Append(0, b)
+				s.Append(0, 1, b)
 			}
 			flushed := false
 			s.Flush(0, func() { flushed = true })
@@ -116,10 +116,10 @@ func TestSegmentLogCrashKeepsWhatWasDurable(t *testing.T) {
 	s := r.open(t)
 	s.Recover(0, 3)
 	batches := segmentBatches(5, 40)
-	s.Append(0, batches[0])
-	s.Append(0, batches[1]) // 3 messages: flushed
+	s.Append(0, 1, batches[0])
+	s.Append(0, 1, batches[1]) // 3 messages: flushed
 	r.settle()
-	s.Append(0, batches[2]) // flushed, then the crash
+	s.Append(0, 1, batches[2]) // flushed, then the crash
 	for r.dev.InFlight() == 0 && r.loop.Step() {
 	}
 	r.dev.Crash()
@@ -127,7 +127,7 @@ func TestSegmentLogCrashKeepsWhatWasDurable(t *testing.T) {
 	got := s.Recover(0, 3)
 	sameBatches(t, "after the crash", got.Batches, batches[:2])
 	for _, b := range batches[2:] {
-		s.Append(0, b)
+		s.Append(0, 1, b)
 	}
 	s.Flush(0, func() {})
 	r.settle()
@@ -144,7 +144,7 @@ func TestSegmentLogDamageIsWrittenAgain(t *testing.T) {
 	s.Recover(0, 3)
 	batches := segmentBatches(4, 300) // a unit spans sectors
 	for _, b := range batches {
-		s.Append(0, b)
+		s.Append(0, 1, b)
 	}
 	r.settle()
 	s = r.open(t)
@@ -162,7 +162,7 @@ func TestSegmentLogDamageIsWrittenAgain(t *testing.T) {
 		t.Fatalf("damaged %v, end %d: want damaged, the end at the rotten unit (%d)", got.Damaged, got.End, first*512)
 	}
 	for _, b := range batches[1:] {
-		s.Append(0, b)
+		s.Append(0, 1, b)
 	}
 	r.settle()
 	s = r.open(t)
@@ -179,13 +179,13 @@ func TestSegmentLogStaleUnitsAreNotRead(t *testing.T) {
 	s.Recover(0, 3)
 	old := segmentBatches(4, 20)
 	for _, b := range old {
-		s.Append(0, b)
+		s.Append(0, 1, b)
 	}
 	r.settle()
 	s = r.open(t)
 	s.Recover(0, 4) // the next tenant: one batch, over the first unit
 	fresh := segmentBatches(1, 20)
-	s.Append(0, fresh[0])
+	s.Append(0, 1, fresh[0])
 	r.settle()
 	s = r.open(t)
 	got := s.Recover(0, 4)
@@ -200,7 +200,7 @@ func TestSegmentLogFull(t *testing.T) {
 	s.Recover(0, 3)
 	batches := segmentBatches(4, 300) // two sectors each
 	for _, b := range batches {
-		s.Append(0, b)
+		s.Append(0, 1, b)
 	}
 	flushed := false
 	s.Flush(0, func() { flushed = true })
@@ -224,5 +224,5 @@ func TestSegmentLogAppendOutOfOrderPanics(t *testing.T) {
 			t.Fatal("an append at the wrong offset did not panic")
 		}
 	}()
-	s.Append(0, batches[1])
+	s.Append(0, 1, batches[1])
 }
