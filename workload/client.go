@@ -53,6 +53,10 @@ type inFlight struct {
 	ticks    int // ticks since the last send
 	attempts int
 	register bool
+	// link: the read link the request goes out on (links.go), nil for the
+	// home session; read: the read a link's Register is for.
+	link *readLink
+	read Op
 }
 
 // Client is one simulated client.
@@ -72,16 +76,18 @@ type Client struct {
 	state   connState
 	pending *inFlight
 	queue   []Op
+	// links: the read links the client polls on (links.go), at most
+	// linksMax, most recently used last; bound: the home session is bound
+	// to the home connection boundConn (it registered on it).
+	links     []*readLink
+	bound     bool
+	boundConn ConnID
 	// holdTicks: after a transient refusal the client waits this many
 	// ticks before it sends again (the SDK pauses too), so that a cluster
 	// with no primary is not asked in a tight loop; resend says to send the
 	// request in flight on the same connection once the hold is over.
 	holdTicks int
 	resend    bool
-	// rebinding: the request in flight was a read refused Unauthenticated
-	// on this connection, so the client registers again (same id) and
-	// sends it once bound.
-	rebinding bool
 	// refusals counts the transient refusals in a row; the hold doubles
 	// with each, up to transientHoldTicksMax, and a real answer resets it.
 	refusals int
@@ -90,7 +96,6 @@ type Client struct {
 	Evictions  int
 	Timeouts   int
 	Transients int // requests answered TransientNotAccepted or TransientNotCommitted
-	Rebinds    int // Registers sent to bind a connection for a read
 }
 
 // Transient refusals (client-ops.md 6.5) and how long the client holds
@@ -161,8 +166,12 @@ func (c *Client) Tick() {
 		c.pending.ticks++
 		if c.pending.ticks >= c.cfg.TimeoutTicks {
 			c.Timeouts++
-			c.failover()
-			return
+			if c.pending.link != nil {
+				c.linkTimedOut()
+			} else {
+				c.failover()
+				return
+			}
 		}
 	}
 	switch c.state {
@@ -243,9 +252,15 @@ func (c *Client) next() {
 	case len(c.queue) > 0:
 		op := c.queue[0]
 		c.queue = c.queue[1:]
+		if isRead(op) && c.startRead(op) {
+			return
+		}
 		p.inv = Invocation{Operation: op.Operation, Code: op.Code, Body: op.Body}
 	case c.cfg.Mix != nil && c.sent < c.cfg.Requests:
 		op := c.cfg.Mix.Next()
+		if isRead(op) && c.startRead(op) {
+			return
+		}
 		p.inv = Invocation{Operation: op.Operation, Code: op.Code, Body: op.Body}
 	default:
 		return
@@ -268,44 +283,20 @@ func (c *Client) next() {
 func (c *Client) send() {
 	c.pending.attempts++
 	c.pending.ticks = 0
-	if c.rebinding {
-		h := wire.RequestHeader{Client: c.id, Operation: wire.OperationRegister}
-		c.t.Send(c.conn, wire.BuildFrame(&h, nil))
-		return
-	}
 	c.t.Send(c.conn, c.pending.frame)
-}
-
-// rebound takes the answer to a rebinding Register: on success the session
-// moves to the new epoch and the request in flight goes out on the bound
-// connection; a transient refusal is handled as for any request.
-func (c *Client) rebound(r *wire.ReplyHeader, frame []byte) {
-	if code, ok := transientCode(r, frame[wire.HeaderSize:]); ok {
-		c.Transients++
-		c.holdTicks = min(transientHoldTicks<<min(c.refusals, 8), transientHoldTicksMax)
-		c.refusals++
-		if code == codeTransientNotAccepted {
-			c.moveOn()
-		} else {
-			c.resend = true
-		}
-		return
-	}
-	if r.Status != 0 {
-		return // refused: the request's timeout moves on
-	}
-	c.refusals = 0
-	c.session, c.rebinding = r.Commit, false
-	c.send()
 }
 
 // Connected: a dial completed; the request in flight, if any, is resent.
 func (c *Client) Connected(conn ConnID) {
+	if l := c.linkOf(conn); l != nil {
+		c.linkConnected(l)
+		return
+	}
 	if conn != c.conn || c.state != connDialing {
 		return
 	}
 	c.state = connOpen
-	if c.pending != nil {
+	if c.pending != nil && c.pending.link == nil {
 		c.send()
 		return
 	}
@@ -314,6 +305,11 @@ func (c *Client) Connected(conn ConnID) {
 
 // DialFailed: the replica is down or cut off; try the next one.
 func (c *Client) DialFailed(conn ConnID) {
+	if l := c.linkOf(conn); l != nil {
+		c.linkLost(l)
+		c.resume()
+		return
+	}
 	if conn == c.conn {
 		c.state = connIdle
 		c.target = (c.target + 1) % c.cfg.Replicas
@@ -322,6 +318,11 @@ func (c *Client) DialFailed(conn ConnID) {
 
 // Closed: the connection is gone; the next tick dials again.
 func (c *Client) Closed(conn ConnID) {
+	if l := c.linkOf(conn); l != nil {
+		c.linkLost(l)
+		c.resume()
+		return
+	}
 	if conn == c.conn {
 		c.state = connIdle
 	}
@@ -329,7 +330,15 @@ func (c *Client) Closed(conn ConnID) {
 
 // Received handles a frame from the replica.
 func (c *Client) Received(conn ConnID, frame []byte) {
-	if conn != c.conn || wire.Validate(frame) != nil {
+	if wire.Validate(frame) != nil {
+		return
+	}
+	if l := c.linkOf(conn); l != nil {
+		c.linkReceived(l, frame)
+		c.resume()
+		return
+	}
+	if conn != c.conn {
 		return
 	}
 	h := wire.HeaderOf(frame)
@@ -338,20 +347,8 @@ func (c *Client) Received(conn ConnID, frame []byte) {
 		var r wire.ReplyHeader
 		r.Decode(h)
 		p := c.pending
-		if c.rebinding && p != nil && r.Client == c.id && r.Operation == wire.OperationRegister && r.Request == 0 {
-			c.rebound(&r, frame)
-			return
-		}
-		if p == nil || r.Client != c.id || r.Request != p.inv.Request {
+		if p == nil || p.link != nil || r.Client != c.id || r.Request != p.inv.Request {
 			return // stale, or for a request already done
-		}
-		if r.Status == codeUnauthenticated && !p.register {
-			// A read on a connection not bound to the session: log in here
-			// (the same client id: a rebind, client-ops.md 6.2), then read.
-			c.rebinding = true
-			c.Rebinds++
-			c.send()
-			return
 		}
 		if code, ok := transientCode(&r, frame[wire.HeaderSize:]); ok {
 			c.Transients++
@@ -374,6 +371,7 @@ func (c *Client) Received(conn ConnID, frame []byte) {
 				return // a Register refusal: keep trying
 			}
 			c.session, c.registered = r.Commit, true
+			c.boundConn, c.bound = c.conn, true
 		}
 		c.rec.Complete(Completion{Client: c.cfg.Index, ClientID: c.id, Request: p.inv.Request, Kind: kind,
 			Frame: append([]byte(nil), frame...), Attempts: p.attempts, AtNs: c.t.Now()})
@@ -386,12 +384,22 @@ func (c *Client) Received(conn ConnID, frame []byte) {
 			return
 		}
 		c.Evictions++
-		if p := c.pending; p != nil {
+		if p := c.pending; p != nil && p.link == nil {
 			c.rec.Complete(Completion{Client: c.cfg.Index, ClientID: c.id, Request: p.inv.Request, Kind: Indefinite,
 				Reason: e.Reason, Attempts: p.attempts, AtNs: c.t.Now()})
 		}
-		c.pending = nil
+		if c.pending != nil && c.pending.link == nil {
+			c.pending = nil
+		}
 		c.newIdentity()
+		c.next()
+	}
+}
+
+// resume starts the next request once a read link's request ended, if
+// the home connection is open (otherwise its dial does).
+func (c *Client) resume() {
+	if c.pending == nil && c.state == connOpen && c.holdTicks == 0 {
 		c.next()
 	}
 }
@@ -413,8 +421,8 @@ func (c *Client) Describe() string {
 	if c.holdTicks > 0 || c.refusals > 0 {
 		s += fmt.Sprintf(", holding %d ticks after %d refusals", c.holdTicks, c.refusals)
 	}
-	if c.rebinding {
-		s += ", rebinding"
+	if p := c.pending; p != nil && p.link != nil {
+		s += fmt.Sprintf(", on its read link to replica %d", p.link.replica)
 	}
 	if !c.registered {
 		s += ", never registered"
