@@ -74,8 +74,12 @@ type Client struct {
 	target  int
 	conn    ConnID
 	state   connState
-	pending *inFlight
+	pending *inFlight // the home session's request in flight
+	reading *inFlight // a read link's request in flight (links.go)
 	queue   []Op
+	// deferred: a read drawn while another read was in flight; it starts
+	// once that one ends.
+	deferred *Op
 	// links: the read links the client polls on (links.go), at most
 	// linksMax, most recently used last; bound: the home session is bound
 	// to the home connection boundConn (it registered on it).
@@ -138,15 +142,15 @@ func (c *Client) Session() uint64 { return c.session }
 // left to send, and a done client re-registering would evict the others
 // forever when there are more clients than client-table slots.
 func (c *Client) Done() bool {
-	return c.pending == nil && c.registered && !c.hasWork()
+	return c.pending == nil && c.reading == nil && c.registered && !c.hasWork()
 }
 
 func (c *Client) hasWork() bool {
-	return len(c.queue) > 0 || c.cfg.Mix != nil && c.sent < c.cfg.Requests
+	return c.deferred != nil || len(c.queue) > 0 || c.cfg.Mix != nil && c.sent < c.cfg.Requests
 }
 
 // Pending reports whether a request is in flight.
-func (c *Client) Pending() bool { return c.pending != nil }
+func (c *Client) Pending() bool { return c.pending != nil || c.reading != nil }
 
 // Tick advances the client's timers by one tick.
 func (c *Client) Tick() {
@@ -162,16 +166,19 @@ func (c *Client) Tick() {
 		}
 		c.resend = false
 	}
+	if r := c.reading; r != nil {
+		r.ticks++
+		if r.ticks >= c.cfg.TimeoutTicks {
+			c.Timeouts++
+			c.linkTimedOut()
+		}
+	}
 	if c.pending != nil {
 		c.pending.ticks++
 		if c.pending.ticks >= c.cfg.TimeoutTicks {
 			c.Timeouts++
-			if c.pending.link != nil {
-				c.linkTimedOut()
-			} else {
-				c.failover()
-				return
-			}
+			c.failover()
+			return
 		}
 	}
 	switch c.state {
@@ -249,16 +256,27 @@ func (c *Client) next() {
 		return
 	case c.session == 0:
 		p = inFlight{register: true, inv: Invocation{Operation: wire.OperationRegister}}
+	case c.deferred != nil:
+		if c.reading != nil {
+			return
+		}
+		op := *c.deferred
+		c.deferred = nil
+		c.sent-- // counted when it was drawn, and again as it starts
+		if c.startRead(op) {
+			return
+		}
+		p.inv = Invocation{Operation: op.Operation, Code: op.Code, Body: op.Body}
 	case len(c.queue) > 0:
 		op := c.queue[0]
 		c.queue = c.queue[1:]
-		if isRead(op) && c.startRead(op) {
+		if isRead(op) && c.read(op) {
 			return
 		}
 		p.inv = Invocation{Operation: op.Operation, Code: op.Code, Body: op.Body}
 	case c.cfg.Mix != nil && c.sent < c.cfg.Requests:
 		op := c.cfg.Mix.Next()
-		if isRead(op) && c.startRead(op) {
+		if isRead(op) && c.read(op) {
 			return
 		}
 		p.inv = Invocation{Operation: op.Operation, Code: op.Code, Body: op.Body}
@@ -278,6 +296,19 @@ func (c *Client) next() {
 	c.pending = &p
 	c.rec.Invoke(p.inv)
 	c.send()
+	c.alongsideStore(p.inv)
+}
+
+// read starts a drawn read on a read link, or defers it while another
+// read is in flight (reporting true: nothing more starts now), or reports
+// false when it belongs on the home connection.
+func (c *Client) read(op Op) bool {
+	if c.reading != nil {
+		c.sent++
+		c.deferred = &op
+		return true
+	}
+	return c.startRead(op)
 }
 
 func (c *Client) send() {
@@ -296,7 +327,7 @@ func (c *Client) Connected(conn ConnID) {
 		return
 	}
 	c.state = connOpen
-	if c.pending != nil && c.pending.link == nil {
+	if c.pending != nil {
 		c.send()
 		return
 	}
@@ -347,7 +378,7 @@ func (c *Client) Received(conn ConnID, frame []byte) {
 		var r wire.ReplyHeader
 		r.Decode(h)
 		p := c.pending
-		if p == nil || p.link != nil || r.Client != c.id || r.Request != p.inv.Request {
+		if p == nil || r.Client != c.id || r.Request != p.inv.Request {
 			return // stale, or for a request already done
 		}
 		if code, ok := transientCode(&r, frame[wire.HeaderSize:]); ok {
@@ -384,13 +415,11 @@ func (c *Client) Received(conn ConnID, frame []byte) {
 			return
 		}
 		c.Evictions++
-		if p := c.pending; p != nil && p.link == nil {
+		if p := c.pending; p != nil {
 			c.rec.Complete(Completion{Client: c.cfg.Index, ClientID: c.id, Request: p.inv.Request, Kind: Indefinite,
 				Reason: e.Reason, Attempts: p.attempts, AtNs: c.t.Now()})
 		}
-		if c.pending != nil && c.pending.link == nil {
-			c.pending = nil
-		}
+		c.pending = nil
 		c.newIdentity()
 		c.next()
 	}
@@ -421,8 +450,8 @@ func (c *Client) Describe() string {
 	if c.holdTicks > 0 || c.refusals > 0 {
 		s += fmt.Sprintf(", holding %d ticks after %d refusals", c.holdTicks, c.refusals)
 	}
-	if p := c.pending; p != nil && p.link != nil {
-		s += fmt.Sprintf(", on its read link to replica %d", p.link.replica)
+	if p := c.reading; p != nil {
+		s += fmt.Sprintf(", a read in flight on its link to replica %d (attempt %d, %d ticks)", p.link.replica, p.attempts, p.ticks)
 	}
 	if !c.registered {
 		s += ", never registered"

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"github.com/iggy-vopr/vopr/replica/partition"
 	"github.com/iggy-vopr/vopr/replica/wire"
 )
 
@@ -16,7 +17,10 @@ import (
 // (client-ops.md 6.2). DEVIATIONS.md 56 says where this differs from Iggy's
 // SDK.
 //
-// A link's request gets no second chance: a timeout, a refused dial, a
+// A read runs on a link while the home session has a request of its own
+// in flight: a consumer whose offset store is in flight polls on at once
+// (alongsideStore), as a consumer committing offsets in the background
+// does. A link's request gets no second chance: a timeout, a refused dial, a
 // closed connection or an eviction ends it Indefinite, a transient refusal
 // ends it Denied, and the client goes on with its next request. Reads have
 // no effect to lose, and a read retried elsewhere would be another
@@ -89,10 +93,15 @@ func (c *Client) startRead(op Op) bool {
 	if replica == c.target && c.bound && c.boundConn == c.conn && c.state == connOpen {
 		return false // the home connection is bound to the home session: read there
 	}
-	l := c.linkTo(replica)
 	c.sent++
+	c.readOn(c.linkTo(replica), op)
+	return true
+}
+
+// readOn starts op, a read, on link l.
+func (c *Client) readOn(l *readLink, op Op) {
 	p := &inFlight{link: l, read: op}
-	c.pending = p
+	c.reading = p
 	if l.session == 0 {
 		p.register = true
 		p.inv = Invocation{Client: c.cfg.Index, ClientID: l.id, Operation: wire.OperationRegister, AtNs: c.t.Now()}
@@ -103,7 +112,6 @@ func (c *Client) startRead(op Op) bool {
 		c.invokeRead(p)
 	}
 	c.sendLink()
-	return true
 }
 
 // invokeRead records p's read as invoked on its link's session.
@@ -124,7 +132,7 @@ func (c *Client) invokeRead(p *inFlight) {
 // sendLink sends the request in flight on its link, dialing it first when
 // it has no connection.
 func (c *Client) sendLink() {
-	p := c.pending
+	p := c.reading
 	l := p.link
 	p.ticks = 0
 	switch l.state {
@@ -140,10 +148,10 @@ func (c *Client) sendLink() {
 // endLink ends the request in flight on a link without an answer
 // (Indefinite) and goes on.
 func (c *Client) endLink() {
-	p := c.pending
+	p := c.reading
 	c.rec.Complete(Completion{Client: c.cfg.Index, ClientID: p.link.id, Request: p.inv.Request, Kind: Indefinite,
 		Attempts: p.attempts, AtNs: c.t.Now()})
-	c.pending = nil
+	c.reading = nil
 }
 
 // linkOf returns the link whose connection is conn, or nil.
@@ -159,7 +167,7 @@ func (c *Client) linkOf(conn ConnID) *readLink {
 // linkTimedOut: the request in flight on a link got no answer in time; the
 // connection is dropped (a late answer on it is never read).
 func (c *Client) linkTimedOut() {
-	l := c.pending.link
+	l := c.reading.link
 	if l.state != connIdle {
 		c.t.Close(l.conn)
 		l.state = connIdle
@@ -173,7 +181,7 @@ func (c *Client) linkConnected(l *readLink) {
 		return
 	}
 	l.state = connOpen
-	if p := c.pending; p != nil && p.link == l {
+	if p := c.reading; p != nil && p.link == l {
 		c.sendLink()
 	}
 }
@@ -181,7 +189,7 @@ func (c *Client) linkConnected(l *readLink) {
 // linkLost: a link's dial failed or its connection closed.
 func (c *Client) linkLost(l *readLink) {
 	l.state = connIdle
-	if p := c.pending; p != nil && p.link == l {
+	if p := c.reading; p != nil && p.link == l {
 		c.endLink()
 	}
 }
@@ -189,7 +197,7 @@ func (c *Client) linkLost(l *readLink) {
 // linkReceived handles a frame on a link's connection.
 func (c *Client) linkReceived(l *readLink, frame []byte) {
 	h := wire.HeaderOf(frame)
-	p := c.pending
+	p := c.reading
 	switch h.Command() {
 	case wire.CommandReply:
 		var r wire.ReplyHeader
@@ -221,7 +229,7 @@ func (c *Client) linkReceived(l *readLink, frame []byte) {
 			c.sendLink()
 			return
 		}
-		c.pending = nil
+		c.reading = nil
 	case wire.CommandEviction:
 		var e wire.EvictionHeader
 		e.Decode(h)
@@ -232,8 +240,26 @@ func (c *Client) linkReceived(l *readLink, frame []byte) {
 		if p != nil && p.link == l {
 			c.rec.Complete(Completion{Client: c.cfg.Index, ClientID: l.id, Request: p.inv.Request, Kind: Indefinite,
 				Reason: e.Reason, Attempts: p.attempts, AtNs: c.t.Now()})
-			c.pending = nil
+			c.reading = nil
 		}
 		c.newLinkIdentity(l)
 	}
+}
+
+// alongsideStore starts, with a Mix and no read in flight, a Next poll of
+// the consumer and partition of a Quorum offset store the home session
+// just sent, on the link to the same replica: the poll runs while the
+// store is prepared and not yet committed, and what it starts after must
+// be an offset a committed store set (checker "poll skip").
+func (c *Client) alongsideStore(inv Invocation) {
+	if c.cfg.Mix == nil || c.reading != nil || inv.Operation != wire.OperationStoreConsumerOffset {
+		return
+	}
+	r, err := partition.DecodeOffsetRequest(inv.Body, true)
+	if err != nil || r.Ack != partition.AckQuorum || c.cfg.Rand.IntN(2) == 0 {
+		return
+	}
+	q := partition.Poll{ConsumerKind: r.ConsumerKind, Consumer: r.Consumer, Stream: r.Stream, Topic: r.Topic,
+		HasPartition: r.HasPartition, Partition: r.Partition, Strategy: partition.PollNext, Count: 4}
+	c.readOn(c.linkTo(c.target), Op{Operation: wire.OperationNonReplicated, Body: partition.EncodePoll(q), Code: partition.PollMessagesCode})
 }

@@ -1,8 +1,11 @@
 package workload_test
 
 import (
+	"math/rand/v2"
 	"testing"
 
+	"github.com/iggy-vopr/vopr/replica/metadata"
+	"github.com/iggy-vopr/vopr/replica/partition"
 	"github.com/iggy-vopr/vopr/replica/wire"
 	"github.com/iggy-vopr/vopr/workload"
 )
@@ -83,5 +86,43 @@ func TestReadLinks(t *testing.T) {
 	}
 	if !g.c.Pending() {
 		t.Fatal("nothing in flight while the link logs in")
+	}
+}
+
+// TestAReadRunsAlongsideAStore: with a Mix, a Quorum offset store the home
+// session sends is joined, for some draws of the client's stream, by a Next
+// poll of its consumer on a read link while the store is in flight: two
+// requests at once, one per session, and the poll names the store's
+// consumer and partition.
+func TestAReadRunsAlongsideAStore(t *testing.T) {
+	store := partition.OffsetRequest{ConsumerKind: partition.ConsumerSingle, Consumer: metadata.ID(2),
+		Stream: metadata.Named("s"), Topic: metadata.Named("t"), HasPartition: true, Partition: 1, Offset: 3, Ack: partition.AckQuorum}
+	joined := 0
+	for seed := uint64(1); seed <= 16; seed++ {
+		g := newRig(t, workload.Config{Index: 0, Replicas: 3, TimeoutTicks: 1000,
+			Mix: workload.NewMix(rand.New(rand.NewPCG(seed, 1)), true), Rand: rand.New(rand.NewPCG(seed, 2))})
+		home := g.register(7)
+		g.c.Submit(workload.Op{Operation: wire.OperationStoreConsumerOffset, Body: partition.EncodeOffsetRequest(store, true)})
+		g.tick()
+		if h := g.lastSend().request(); h.Client != home || h.Operation != wire.OperationStoreConsumerOffset {
+			t.Fatalf("seed %d: the store went out as %v from %s", seed, h.Operation, h.Client)
+		}
+		if len(g.net.dials) == 1 {
+			continue // this draw sent no poll alongside
+		}
+		g.connect() // the read link
+		reg := g.lastSend().request()
+		g.deliver(registerReply(reg.Client, 9))
+		poll := g.lastSend()
+		h := poll.request()
+		q, err := partition.DecodePoll(poll.frame[wire.HeaderSize:])
+		if h.Client == home || h.Operation != wire.OperationNonReplicated || err != nil || q.Strategy != partition.PollNext ||
+			q.Partition != 1 || q.Consumer != store.Consumer {
+			t.Fatalf("seed %d: the read alongside: %v from %s, %+v (%v)", seed, h.Operation, h.Client, q, err)
+		}
+		joined++
+	}
+	if joined == 0 || joined == 16 {
+		t.Fatalf("%d of 16 stores joined by a poll: want some, not all", joined)
 	}
 }
