@@ -69,7 +69,12 @@ func textValue(name string, v any) string {
 		return fmt.Sprintf("%d (%s)", uint8(x), x)
 	case uint64:
 		if name == "group" {
-			return fmt.Sprintf("%#x (%s)", x, wire.DescribeGroup(x))
+			if x == wire.MetadataGroup {
+				return fmt.Sprintf("%#x (metadata)", x)
+			}
+			// vopr's replicas route a partition by the group id the
+			// metadata minted (DEVIATIONS.md 46); Iggy's by its packing.
+			return fmt.Sprintf("%#x (vopr: partition group %d; Iggy's packing: %s)", x, x, wire.DescribeGroup(x))
 		}
 		if name == "checksum" {
 			return fmt.Sprintf("%#016x", x)
