@@ -33,6 +33,7 @@ canary_apply_unchecked          129 committed op replaced|divergent commit|hash 
 canary_truncate_without_quorum  129 committed op lost|committed op replaced|divergent commit|non-linearizable reply|replica panic
 canary_repair_unchained         129 committed op replaced|divergent commit|hash chain break|replica panic
 canary_chain_unchecked          129 committed op replaced|divergent commit|hash chain break|replica panic
+canary_vote_drops_tail          129 nack of an acknowledged op|committed op lost|committed op replaced|divergent commit|replica panic
 canary_heartbeat_reset          128 the core kept changing views after it converged
 canary_partition_reply_before_commit 129 lost write
 canary_poll_uncommitted         129 G1a aborted read|inconsistent offsets

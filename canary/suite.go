@@ -159,6 +159,14 @@ func Suite() []Canary {
 			Expect:  []string{"committed op replaced", "divergent commit", "hash chain break", "replica panic"},
 		},
 		{
+			Tag:     "canary_vote_drops_tail",
+			Site:    "replica/vsr/viewchange.go buildVote",
+			Breaks:  "a DoViewChange ends at its sender's commit_max, leaving out the ops above it that it acknowledged",
+			Probed:  true,
+			Outcome: sim.Correctness,
+			Expect:  []string{"nack of an acknowledged op", "committed op lost", "committed op replaced", "divergent commit", "replica panic"},
+		},
+		{
 			Tag:     "canary_heartbeat_reset",
 			Site:    "replica/vsr/normal.go becomeNormal",
 			Breaks:  "a new primary restarts its heartbeat token from zero, so its backups ignore its heartbeats and keep starting view changes",

@@ -52,6 +52,10 @@ type nackRecord struct {
 	view    uint32
 	id      wire.U128
 	atNs    int64
+	// implicit: the vote reported head, below the op, rather than a nack
+	// bit.
+	implicit bool
+	head     uint64
 }
 
 // nacksPendingMax bounds the nacks held until their op commits; past it the
@@ -212,8 +216,23 @@ func (c *Checker) voteReachesAdoptedLog(r uint8, x *wire.DoViewChangeHeader) {
 			r, x.View, x.LogView, x.Op, a.logView, a.head, float64(a.atNs)/1e9)})
 }
 
-// vote checks a DoViewChange's nacks against what its sender acknowledged.
+// vote checks a DoViewChange's nacks against what its sender acknowledged:
+// the nack bits of its suffix, and the ops above the op it reports (a
+// vote's head below an op it acknowledged is an implicit nack of that op,
+// which the merge may truncate just as well: a replica that cut an
+// acknowledged tail and voted was caught only as a divergent commit 100
+// seeds later).
 func (c *Checker) vote(r uint8, x *wire.DoViewChangeHeader, body []byte) {
+	for op := x.Op + 1; op <= c.ackMax[r]; op++ {
+		id, acked := c.acks[ackKey{r, op}]
+		if !acked || c.disks != nil && c.disks.Misdirected(r, op) {
+			continue
+		}
+		c.recordNack(op, nackRecord{replica: r, view: x.View, id: id, atNs: c.nowNs, implicit: true, head: x.Op})
+		if c.violation != nil {
+			return
+		}
+	}
 	if x.NackBitset.IsZero() {
 		return
 	}
@@ -233,20 +252,25 @@ func (c *Checker) vote(r uint8, x *wire.DoViewChangeHeader, body []byte) {
 		if c.disks != nil && c.disks.Misdirected(r, op) {
 			continue
 		}
-		rec := nackRecord{replica: r, view: x.View, id: id, atNs: c.nowNs}
-		if op <= uint64(len(c.canon)) {
-			c.checkNack(op, rec)
-			if c.violation != nil {
-				return
-			}
-			continue
+		c.recordNack(op, nackRecord{replica: r, view: x.View, id: id, atNs: c.nowNs})
+		if c.violation != nil {
+			return
 		}
-		if c.nacksPending >= nacksPendingMax {
-			continue
-		}
-		c.nacks[op] = append(c.nacks[op], rec)
-		c.nacksPending++
 	}
+}
+
+// recordNack checks a nack of an op its sender acknowledged now if the op
+// is committed, or holds it until the op commits.
+func (c *Checker) recordNack(op uint64, rec nackRecord) {
+	if op <= uint64(len(c.canon)) {
+		c.checkNack(op, rec)
+		return
+	}
+	if c.nacksPending >= nacksPendingMax {
+		return
+	}
+	c.nacks[op] = append(c.nacks[op], rec)
+	c.nacksPending++
 }
 
 // checkNack fails if op was committed with the identity rec's replica
@@ -256,8 +280,12 @@ func (c *Checker) checkNack(op uint64, rec nackRecord) {
 	if c.canon[op-1].header.Checksum() != rec.id {
 		return
 	}
+	how := "nacked op %d"
+	if rec.implicit {
+		how = fmt.Sprintf("voted head op %d, below op %%d,", rec.head)
+	}
 	c.fail(Violation{Name: NackOfAcknowledged, Replicas: []uint8{rec.replica}, Ops: []uint64{op},
-		Detail: fmt.Sprintf("replica %d nacked op %d in its DoViewChange for view %d (at %.3f s) after acknowledging it as %s, and op %d is committed as that prepare",
+		Detail: fmt.Sprintf("replica %d "+how+" in its DoViewChange for view %d (at %.3f s) after acknowledging it as %s, and op %d is committed as that prepare",
 			rec.replica, op, rec.view, float64(rec.atNs)/1e9, rec.id, op)})
 }
 

@@ -1,7 +1,9 @@
 package checker_test
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/iggy-vopr/vopr/checker"
@@ -326,6 +328,67 @@ func TestLogShorterThanView(t *testing.T) {
 				Group: wire.MetadataGroup, LogView: tc.logView}
 			f.c.Sent(f.tick(), 1, wire.BuildFrame(&x, nil))
 			wantOutcome(t, f, want, 1, head)
+		})
+	}
+}
+
+// doViewChangeBelow is a DoViewChange whose log ends at head, below the
+// cluster's log, with no nack bits: the ops above head go unreported.
+func doViewChangeBelow(f *fakeCluster, view, logView uint32, from uint8, commit, head uint64) []byte {
+	var entries []wire.Header
+	var present wire.U128
+	for op := head; op > commit; op-- {
+		present = present.WithBit(len(entries))
+		entries = append(entries, f.log[op-1].header)
+	}
+	x := wire.DoViewChangeHeader{Prefix: wire.Prefix{View: view, Replica: from}, Op: head, Commit: commit,
+		Group: wire.MetadataGroup, LogView: logView, PresentBitset: present}
+	return wire.BuildFrame(&x, wire.EncodeSuffix(entries))
+}
+
+// TestImplicitNackOfAcknowledged: a DoViewChange whose head is below an op
+// its sender acknowledged nacks that op as surely as a nack bit would (the
+// merge may truncate it): once the op commits as that prepare it fails
+// "nack of an acknowledged op", naming the head it voted. An op never
+// acknowledged, never committed, forgotten by a reconcile, or on a
+// misdirected slot does not.
+func TestImplicitNackOfAcknowledged(t *testing.T) {
+	for _, tc := range []struct {
+		name                              string
+		ack, commitBefore, commit, forget bool
+		misdirect                         bool
+		want                              string
+	}{
+		{"never acknowledged", false, false, true, false, false, ""},
+		{"acknowledged, committed before the vote", true, true, true, false, false, checker.NackOfAcknowledged},
+		{"acknowledged, committed after the vote", true, false, true, false, false, checker.NackOfAcknowledged},
+		{"acknowledged, never committed", true, false, false, false, false, ""},
+		{"acknowledged, then forgotten by a reconcile", true, false, true, true, false, ""},
+		{"acknowledged, slot misdirected", true, true, true, false, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, d, p := proposedOnDisks(t)
+			if tc.misdirect {
+				d.misdirects[slotKey{1, p.op()}] = true
+			}
+			if tc.ack {
+				f.c.Sent(f.tick(), 1, prepareOk(0, 1, p))
+			}
+			if tc.forget {
+				f.group(1, vsr.Event{Kind: vsr.EventReconciled, View: 1, Op: p.op() - 1})
+			}
+			if tc.commitBefore {
+				f.commit(0)
+			}
+			d.view[1] = [2]uint32{1, 0}
+			f.c.Sent(f.tick(), 1, doViewChangeBelow(f, 1, 0, 1, p.op()-1, p.op()-1))
+			if tc.commit && !tc.commitBefore {
+				f.commit(0)
+			}
+			wantOutcome(t, f, tc.want, 1, p.op())
+			if v := f.c.Violation(); v != nil && !strings.Contains(v.Detail, fmt.Sprintf("voted head op %d, below op %d", p.op()-1, p.op())) {
+				t.Fatalf("the violation does not name the head it voted: %s", v.Detail)
+			}
 		})
 	}
 }

@@ -63,3 +63,24 @@ func (g *Group) canaryChainUnchecked(op uint64, parent wire.U128) {
 		g.canon[op] = *wire.HeaderOf(f)
 	}
 }
+
+// canaryDropTail is canary_vote_drops_tail's bug: the vote ends at its
+// commit point, and the ops above it (which this replica may have
+// acknowledged) go unreported.
+func (g *Group) canaryDropTail(v *dvcVote) {
+	drop := int(v.op - v.commit)
+	if v.op <= v.commit || drop >= len(v.entries) {
+		return
+	}
+	g.probe("canary: DoViewChange ends at its commit point")
+	var nack, present wire.U128
+	for i := drop; i < len(v.entries); i++ {
+		if v.nack.Bit(i) {
+			nack = nack.WithBit(i - drop)
+		}
+		if v.present.Bit(i) {
+			present = present.WithBit(i - drop)
+		}
+	}
+	v.entries, v.nack, v.present, v.op = v.entries[drop:], nack, present, v.commit
+}

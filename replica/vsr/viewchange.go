@@ -233,6 +233,9 @@ func (g *Group) buildVote() *dvcVote {
 			break
 		}
 	}
+	if canaryVoteDropsTail {
+		g.canaryDropTail(v) // canary_vote_drops_tail: the acknowledged tail left out of the vote
+	}
 	g.consistentSuffix(v)
 	if _, err := wire.DecodeSuffix(wire.EncodeSuffix(v.entries), v.op); err != nil {
 		panic(fmt.Sprintf("vsr: replica %d built a DoViewChange its peers cannot decode: %v", g.cfg.Replica, err))
