@@ -81,7 +81,8 @@ type Checker struct {
 	storable map[storeKey]map[uint64]bool
 
 	violation *Violation
-	recent    []string
+	recent    [evidenceMax]noteEntry // a ring: event k at k % evidenceMax
+	noted     int                    // events noted in all
 	nowNs     int64
 }
 
@@ -157,7 +158,15 @@ func (c *Checker) SetMetadataLimits(l metadata.Limits) {
 func (c *Checker) Violation() *Violation { return c.violation }
 
 // Evidence returns the recent events, oldest first.
-func (c *Checker) Evidence() []string { return append([]string(nil), c.recent...) }
+func (c *Checker) Evidence() []string {
+	n := min(c.noted, evidenceMax)
+	out := make([]string, 0, n)
+	for k := c.noted - n; k < c.noted; k++ {
+		e := c.recent[k%evidenceMax]
+		out = append(out, fmt.Sprintf("%.6fs ", float64(e.atNs)/1e9)+fmt.Sprintf(e.format, e.args...))
+	}
+	return out
+}
 
 // Committed returns the highest op committed anywhere.
 func (c *Checker) Committed() uint64 { return uint64(len(c.canon)) }
@@ -170,11 +179,20 @@ func (c *Checker) Header(op uint64) (wire.Header, bool) {
 	return c.canon[op-1].header, true
 }
 
+// note records an event for the evidence, unformatted: most runs never
+// print it, and formatting every event cost the checker much of its time
+// (issue 12 item 5). Every argument is a value (ids, numbers, names), so
+// formatting it later says what it said now.
 func (c *Checker) note(format string, args ...any) {
-	c.recent = append(c.recent, fmt.Sprintf("%.6fs ", float64(c.nowNs)/1e9)+fmt.Sprintf(format, args...))
-	if len(c.recent) > evidenceMax {
-		c.recent = c.recent[len(c.recent)-evidenceMax:]
-	}
+	c.recent[c.noted%evidenceMax] = noteEntry{atNs: c.nowNs, format: format, args: args}
+	c.noted++
+}
+
+// noteEntry is one event of the evidence, formatted when asked for.
+type noteEntry struct {
+	atNs   int64
+	format string
+	args   []any
 }
 
 func (c *Checker) fail(v Violation) {

@@ -143,7 +143,17 @@ func (s *SegmentLog) read(walks []*segmentWalk, done func(*SegmentLog)) {
 			continue
 		}
 		from := uint64(len(w.buf)) / w.sectorBytes
-		count := min(uint64(segmentWindowSectors), uint64(s.cfg.SlotSectors)-from)
+		// The first read takes one sector: most slots hold no log (a
+		// sector never written reads as garbage, and every slot is read
+		// at every open); later ones a window, at least the unit waited
+		// for.
+		window := uint64(segmentWindowSectors)
+		if from == 0 {
+			window = 1
+		} else if w.need > uint64(len(w.buf)) {
+			window = max(window, (w.need-uint64(len(w.buf))+w.sectorBytes-1)/w.sectorBytes)
+		}
+		count := min(window, uint64(s.cfg.SlotSectors)-from)
 		for k := range count {
 			extents = append(extents, storage.Extent{Sector: s.cfg.FirstSector + uint64(i)*uint64(s.cfg.SlotSectors) + from + k,
 				Buf: make([]byte, s.sectorBytes)})
@@ -183,6 +193,7 @@ type segmentWalk struct {
 	unreadableAt          uint64 // the first unreadable byte: nothing there or after it is read
 
 	ended   bool
+	need    uint64 // the bytes the walk waits for: the end of the unit it began
 	group   uint64
 	at      uint64 // the next unit's first byte
 	next    uint64 // the offset the next batch must start at
@@ -225,6 +236,7 @@ func (w *segmentWalk) walk() {
 			if w.unreadable {
 				w.ended, w.damaged = true, true
 			}
+			w.need = unitEnd
 			return // wait for the rest of the unit
 		}
 		w.group = u.Group
