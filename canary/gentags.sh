@@ -27,3 +27,30 @@ package canary
 // Tag is the canary this build turns on: none.
 const Tag = ""
 EOT
+
+# The switches: canary/bug holds one constant per deliberate bug (bugs.txt:
+# tag and name, retired canaries included, whose tags stay), true only in
+# a build with its tag.
+cd bug
+rm -f switch_*.go
+while read -r tag name; do
+	[ -n "$tag" ] || continue
+	file=switch_${tag#canary_}
+	cat > ${file}_on.go <<EOT
+//go:build $tag
+
+package bug
+
+// $name is the switch of $tag (canary/README.md): on in this build.
+const $name = true
+EOT
+	cat > ${file}_off.go <<EOT
+//go:build !$tag
+
+package bug
+
+// $name is the switch of $tag (canary/README.md): off, as in every build
+// without its tag.
+const $name = false
+EOT
+done < bugs.txt

@@ -3,6 +3,7 @@ package replica
 import (
 	"errors"
 	"fmt"
+	"github.com/iggy-vopr/vopr/canary/bug"
 
 	"github.com/iggy-vopr/vopr/replica/clients"
 	"github.com/iggy-vopr/vopr/replica/metadata"
@@ -564,7 +565,7 @@ func (h *partitionHost) admit(c ConnID, x *wire.RequestHeader, body []byte) {
 	if res == vsr.Refused {
 		r.probe("partition plane: SendMessages dropped: both queues full, or no stamp at the head")
 	}
-	if canaryPartitionReplyBeforeCommit && res == vsr.Proposed {
+	if bug.PartitionReplyBeforeCommit && res == vsr.Proposed {
 		h.canaryReplyAtPrepare(g, c)
 	}
 	h.drain()

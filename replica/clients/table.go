@@ -2,6 +2,7 @@ package clients
 
 import (
 	"fmt"
+	"github.com/iggy-vopr/vopr/canary/bug"
 
 	"github.com/iggy-vopr/vopr/replica/wire"
 )
@@ -252,7 +253,7 @@ func (t *Table) CheckRequest(h wire.RequestHeader) Verdict {
 		return t.CheckRegister(h.Client, h.UserID)
 	}
 	e, _, ok := t.lookup(h.Client)
-	if canaryRetryAppliedTwice && ok && h.Session == e.epoch && h.Request <= e.watermark {
+	if bug.RetryAppliedTwice && ok && h.Session == e.epoch && h.Request <= e.watermark {
 		return Verdict{Kind: VerdictNew} // canary_retry_applied_twice: a retry dispatched as new
 	}
 	switch {

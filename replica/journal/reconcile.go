@@ -2,6 +2,7 @@ package journal
 
 import (
 	"fmt"
+	"github.com/iggy-vopr/vopr/canary/bug"
 
 	"github.com/iggy-vopr/vopr/replica/wire"
 )
@@ -96,7 +97,7 @@ func (j *Journal) Reconcile(head uint64, canonical []wire.Header, done func()) {
 			// of head 2 dropped the committed op 3). An append of what the
 			// slot holds rewrites only what is not durable, behind the
 			// writes queued there.
-			if canaryReconcileUnsynced {
+			if bug.ReconcileUnsynced {
 				continue // canary_reconcile_unsynced: held in memory counts as durable
 			}
 			if s.first != nil || !s.prepare.holds(op, id) || !s.header.holds(op, id) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"github.com/iggy-vopr/vopr/canary/bug"
 
 	"github.com/iggy-vopr/vopr/replica/wire"
 	"github.com/zeebo/xxh3"
@@ -307,7 +308,7 @@ func peekPrepareChunk(cfg Config, slot uint64, first []byte) (state SectorState,
 // parsePrepareChunk checks a prepare chunk prefix buf (whole sectors, at
 // least size+sealBytes bytes) holding a frame of size bytes.
 func parsePrepareChunk(cfg Config, slot uint64, buf []byte, size int) prepareCopy {
-	if canaryTornTrusted && headerProblem(cfg, wire.HeaderOf(buf), slot) == "" {
+	if bug.TornTrusted && headerProblem(cfg, wire.HeaderOf(buf), slot) == "" {
 		h := wire.HeaderOf(buf) // canary_torn_trusted: the header's identity checked, not the chunk's seal nor the body
 		return prepareCopy{state: SectorValid, op: opOf(h), id: h.Checksum(), buf: buf, size: size}
 	}

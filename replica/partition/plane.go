@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"github.com/iggy-vopr/vopr/canary/bug"
 
 	"github.com/iggy-vopr/vopr/replica/wire"
 )
@@ -136,7 +137,7 @@ func (p *Plane) nextAfter(op uint64) (uint64, bool) {
 // verified at admission) is stamped at the next offset after the head and
 // the prepare's timestamp.
 func (p *Plane) Stamp(x *wire.PrepareHeader, body []byte) ([]byte, bool) {
-	if canaryOffsetAtPrepare {
+	if bug.OffsetAtPrepare {
 		p.canaryApplyOffset(x, body) // canary_offset_at_prepare: the offset applied at prepare
 	}
 	if x.Operation != wire.OperationSendMessages {
@@ -155,7 +156,7 @@ func (p *Plane) Stamp(x *wire.PrepareHeader, body []byte) ([]byte, bool) {
 func (p *Plane) Admit(frame []byte) bool {
 	var x wire.PrepareHeader
 	x.Decode(wire.HeaderOf(frame))
-	if canaryOffsetAtPrepare {
+	if bug.OffsetAtPrepare {
 		p.canaryApplyOffset(&x, frame[wire.HeaderSize:]) // canary_offset_at_prepare: the offset applied at prepare
 	}
 	if x.Operation != wire.OperationSendMessages {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/iggy-vopr/vopr/canary/bug"
 
 	"github.com/iggy-vopr/vopr/replica/metadata"
 	"github.com/iggy-vopr/vopr/replica/wire"
@@ -189,7 +190,7 @@ func (p *Plane) Poll(strategy uint8, value uint64, count uint32, bytesMax int, c
 	var out [][]byte
 	covered, size := uint64(0), PollReplyHeaderSize
 	batches := p.committed
-	if canaryPollUncommitted {
+	if bug.PollUncommitted {
 		batches = p.canaryWithJournal() // canary_poll_uncommitted: the journal above the commit too
 	}
 	for i := lo; i < len(batches) && covered < uint64(count); i++ {

@@ -3,6 +3,7 @@ package partition
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/iggy-vopr/vopr/canary/bug"
 
 	"github.com/iggy-vopr/vopr/replica/wire"
 	"github.com/iggy-vopr/vopr/storage"
@@ -484,7 +485,7 @@ func (s *SegmentLog) flush(slot int) {
 	sl.flushing = true
 	s.inFlight++
 	write := s.dev.Write
-	if canarySegmentLostFlush && sl.end > 0 {
+	if bug.SegmentLostFlush && sl.end > 0 {
 		// canary_segment_lost_flush: the unit is never written
 		write = func(_ uint64, _ []byte, done func(error)) { s.dev.Sync(done) }
 	}

@@ -2,8 +2,8 @@ package vsr
 
 import "github.com/iggy-vopr/vopr/replica/wire"
 
-// Helpers of the canary suite's deliberate bugs (canary_*_on.go): reached
-// only from a branch on a canary constant, which is false in a normal build.
+// Helpers of the canary suite's deliberate bugs (canary/README.md): reached
+// only from a branch on a switch of canary/bug, false in a normal build.
 
 // canaryVoteBeforePersist is canary_dvc_before_persist's bug: it sends our
 // DoViewChange at once, to every replica, while the new view is still being

@@ -2,6 +2,7 @@ package vsr
 
 import (
 	"fmt"
+	"github.com/iggy-vopr/vopr/canary/bug"
 	"math/bits"
 	"math/rand/v2"
 
@@ -159,7 +160,7 @@ func New(cfg Config, deps Deps, rec Recovered) *Group {
 		appending: make(map[uint64]wire.U128),
 		// A lone replica has nobody to be invisible to: losing its memory
 		// is losing the group's (more than f replicas).
-		amnesiac: rec.Amnesiac && cfg.ReplicaCount > 1 && !rec.Fresh && !canaryAmnesiaVotes,
+		amnesiac: rec.Amnesiac && cfg.ReplicaCount > 1 && !rec.Fresh && !bug.AmnesiaVotes,
 	}
 	r, clock := deps.Rand, &g.clock
 	g.clock = timerClock{now: rec.Tick, stage: -1}

@@ -2,6 +2,7 @@ package vsr
 
 import (
 	"fmt"
+	"github.com/iggy-vopr/vopr/canary/bug"
 
 	"github.com/iggy-vopr/vopr/replica/wire"
 )
@@ -150,7 +151,7 @@ func (g *Group) journalAppend(frame []byte) {
 		}
 		g.onDurable(op, identity)
 	})
-	if canaryAckBeforeSync {
+	if bug.AckBeforeSync {
 		g.onDurable(op, identity) // canary_ack_before_sync: acknowledged on Append, not in done
 	}
 }
@@ -336,7 +337,7 @@ func (g *Group) onPrepareOk(from uint8, h *wire.Header) {
 func (g *Group) commitPipeline() {
 	for len(g.pipeline) > 0 {
 		e := g.pipeline[0]
-		if canaryCommitOneAck && g.cfg.Group == wire.MetadataGroup && e.acks != 0 && (e.acks&(1<<g.cfg.Replica) == 0 || popcount(e.acks) < g.quorumReplication()) {
+		if bug.CommitOneAck && g.cfg.Group == wire.MetadataGroup && e.acks != 0 && (e.acks&(1<<g.cfg.Replica) == 0 || popcount(e.acks) < g.quorumReplication()) {
 			g.probe("canary: committed on the first ack") // canary_commit_one_ack: the first ack counts as a quorum
 			e.acks = 1<<g.cfg.ReplicaCount - 1
 		}
@@ -372,7 +373,7 @@ func (g *Group) commitJournal() {
 	for g.commitMin < g.commitMax {
 		op := g.commitMin + 1
 		c, ok := g.canon[op]
-		if canaryApplyUnchecked {
+		if bug.ApplyUnchecked {
 			c, ok = g.canaryJournalHeader(op, c, ok) // canary_apply_unchecked: the journal's frame, unchecked
 		}
 		if !ok {
@@ -501,7 +502,7 @@ func (g *Group) retransmitPipeline(all bool) {
 // restamped returns the entry's frame with the current view, copying it only
 // when the view differs (the journal's frame is shared and read-only).
 func (g *Group) restamped(e *pending) []byte {
-	if canaryNoRestamp && wire.HeaderOf(e.frame).View() != g.view {
+	if bug.NoRestamp && wire.HeaderOf(e.frame).View() != g.view {
 		g.probe("canary: prepare retransmitted with its old view") // canary_no_restamp: not re-stamped
 		return e.frame
 	}
@@ -534,7 +535,7 @@ func (g *Group) becomeNormal() {
 	g.viewChangeTimeout.stop()
 	g.rsvTimeout.stop()
 	g.ackedTo = g.commitMin
-	if canaryHeartbeatReset && g.IsPrimary() && g.heartbeat > 0 {
+	if bug.HeartbeatReset && g.IsPrimary() && g.heartbeat > 0 {
 		g.probe("canary: new primary restarted its heartbeat token") // canary_heartbeat_reset
 		g.heartbeat = 0
 	}
@@ -619,7 +620,7 @@ func (g *Group) durableCanonical(op uint64) bool {
 	if !g.holdsCanonical(op) {
 		return false
 	}
-	if canaryAckBeforeSync && !g.deps.Journal.Durable(op) {
+	if bug.AckBeforeSync && !g.deps.Journal.Durable(op) {
 		g.probe("canary: acknowledged before durable") // canary_ack_before_sync: held in memory counts as durable
 		return true
 	}

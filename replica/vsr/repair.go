@@ -1,6 +1,7 @@
 package vsr
 
 import (
+	"github.com/iggy-vopr/vopr/canary/bug"
 	"github.com/iggy-vopr/vopr/replica/wire"
 )
 
@@ -388,7 +389,7 @@ func (g *Group) checkRepaired(op uint64, identity wire.U128) repairVerdict {
 		var p wire.PrepareHeader
 		p.Decode(&above)
 		g.probe("repaired prepare checked by the hash chain")
-		if canaryRepairUnchained && p.Parent != identity {
+		if bug.RepairUnchained && p.Parent != identity {
 			g.probe("canary: repaired prepare accepted off the hash chain") // canary_repair_unchained: parent not compared
 			return repairAccept
 		}

@@ -2,6 +2,7 @@ package vsr
 
 import (
 	"fmt"
+	"github.com/iggy-vopr/vopr/canary/bug"
 
 	"github.com/iggy-vopr/vopr/replica/wire"
 )
@@ -108,7 +109,7 @@ func (g *Group) onStartViewChange(from uint8, h *wire.Header) {
 // primary too.
 func (g *Group) maybeSendDoViewChange() {
 	f := (int(g.cfg.ReplicaCount) - 1) / 2
-	if canaryDVCBeforePersist && g.status == StatusViewChange && !g.vc.dvcSent && !g.vc.reconciling && popcount(g.vc.svcFrom) >= f && !g.stateDurable() {
+	if bug.DVCBeforePersist && g.status == StatusViewChange && !g.vc.dvcSent && !g.vc.reconciling && popcount(g.vc.svcFrom) >= f && !g.stateDurable() {
 		g.canaryVoteBeforePersist() // canary_dvc_before_persist: the vote skips the stateDurable gate
 		return
 	}
@@ -226,14 +227,14 @@ func (g *Group) buildVote() *dvcVote {
 				v.entries = append(v.entries, wire.BlankEntry(op))
 			}
 		}
-		if canaryNackCorrupt {
+		if bug.NackCorrupt {
 			g.canaryNackCorrupt(v, op, i) // canary_nack_corrupt: a corrupt slot's op nacked as never prepared
 		}
 		if op == 1 {
 			break
 		}
 	}
-	if canaryVoteDropsTail {
+	if bug.VoteDropsTail {
 		g.canaryDropTail(v) // canary_vote_drops_tail: the acknowledged tail left out of the vote
 	}
 	g.consistentSuffix(v)
@@ -544,7 +545,7 @@ func (g *Group) mergeVotes(votes []*dvcVote) (m *mergeResult, broken uint64, ok 
 		return found, ok
 	}
 	qNack := QuorumNack(int(g.cfg.ReplicaCount))
-	if canaryTruncateWithoutQuorum {
+	if bug.TruncateWithoutQuorum {
 		qNack-- // canary_truncate_without_quorum: one nack short of a nack quorum
 	}
 	nacksAt := func(op uint64) int {
@@ -930,7 +931,7 @@ func (g *Group) extendCanonDown() {
 		if op-1 == g.commitMin {
 			continue
 		}
-		if canaryChainUnchecked {
+		if bug.ChainUnchecked {
 			g.canaryChainUnchecked(op-1, p.Parent) // canary_chain_unchecked: the journal's frame taken without the chain check
 		}
 		f, held := g.deps.Journal.Frame(op - 1)

@@ -1,0 +1,7 @@
+//go:build !canary_commit_one_ack
+
+package bug
+
+// CommitOneAck is the switch of canary_commit_one_ack (canary/README.md): off, as in every build
+// without its tag.
+const CommitOneAck = false

@@ -1,0 +1,7 @@
+//go:build !canary_segment_lost_flush
+
+package bug
+
+// SegmentLostFlush is the switch of canary_segment_lost_flush (canary/README.md): off, as in every build
+// without its tag.
+const SegmentLostFlush = false

@@ -1,0 +1,6 @@
+//go:build canary_truncate_without_quorum
+
+package bug
+
+// TruncateWithoutQuorum is the switch of canary_truncate_without_quorum (canary/README.md): on in this build.
+const TruncateWithoutQuorum = true

@@ -1,0 +1,7 @@
+//go:build !canary_vote_drops_tail
+
+package bug
+
+// VoteDropsTail is the switch of canary_vote_drops_tail (canary/README.md): off, as in every build
+// without its tag.
+const VoteDropsTail = false
