@@ -50,3 +50,36 @@ func TestRunScriptMatchesSuite(t *testing.T) {
 		}
 	}
 }
+
+// TestEverySwitchIsGenerated keeps bug/bugs.txt, the generated switches
+// and the suite in step: every canary of the suite has a switch, and every
+// switch both of its files (gentags.sh).
+func TestEverySwitchIsGenerated(t *testing.T) {
+	b, err := os.ReadFile("bug/bugs.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) != 2 || !strings.HasPrefix(f[0], "canary_") {
+			t.Fatalf("bugs.txt line %q: want a tag and a switch name", line)
+		}
+		listed[f[0]] = true
+		for _, side := range []string{"on", "off"} {
+			name := "bug/switch_" + strings.TrimPrefix(f[0], "canary_") + "_" + side + ".go"
+			src, err := os.ReadFile(name)
+			if err != nil || !strings.Contains(string(src), "const "+f[1]+" = ") {
+				t.Fatalf("%s does not declare %s (run ./gentags.sh): %v", name, f[1], err)
+			}
+		}
+	}
+	for _, c := range Suite() {
+		if !listed[c.Tag] {
+			t.Fatalf("canary %s has no switch in bug/bugs.txt", c.Tag)
+		}
+	}
+}
