@@ -346,8 +346,8 @@ func (s *campaignStats) add(sr *seedRun, reproduce string) {
 // writeTable writes the campaign's summary table: the seeds run (and
 // `interrupted` when a signal stopped the campaign), outcomes by kind,
 // liveness verdicts, the failing seeds with their reproduction commands,
-// and each probe that fired (by name) with the number of seeds it fired in
-// and the times it fired in all.
+// each probe that fired (by name) with the number of seeds it fired in
+// and the times it fired in all, and the declared probes that never fired.
 func (s *campaignStats) writeTable(w io.Writer, start uint64, interrupted bool) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "campaign seeds=%d first=%d", s.seeds, start)
@@ -383,6 +383,26 @@ func (s *campaignStats) writeTable(w io.Writer, start uint64, interrupted bool) 
 		fmt.Fprintf(tw, "  probe\tseeds\tfired\n")
 		for _, n := range names {
 			fmt.Fprintf(tw, "  %s\t%d\t%d\n", n, s.probes[n].seeds, s.probes[n].fired)
+		}
+		tw.Flush()
+	}
+	// The declared coverage probes (sim.ProbeCatalogue) that fired in no
+	// seed, with the scenario family meant to reach each.
+	fired := make(map[string]int, len(s.probes))
+	for n, p := range s.probes {
+		fired[n] = p.fired
+	}
+	never := sim.NeverFired(fired)
+	fmt.Fprintf(&b, "never fired: %d of %d declared probes\n", len(never), len(sim.ProbeCatalogue()))
+	if len(never) > 0 {
+		tw = tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
+		fmt.Fprintf(tw, "  probe\tmeant to be reached by\n")
+		for _, d := range never {
+			name := d.Name
+			if d.Prefix {
+				name += "..."
+			}
+			fmt.Fprintf(tw, "  %s\t%s\n", name, d.Scenario)
 		}
 		tw.Flush()
 	}

@@ -1,0 +1,214 @@
+package sim
+
+import (
+	"sort"
+	"strings"
+)
+
+// Probe declares one coverage probe: a name a replica or the harness
+// reports when a rare path runs (Result.Probes counts them per seed), what
+// it means, and the scenario family meant to reach it. Prefix marks a
+// name that the call site completes with a reason ("forwarded register
+// not accepted: " + the outcome). A consensus probe of package vsr fires
+// on both planes: in a partition group it is reported as "partition
+// plane: " + its name (PartitionPlane), and counts as this declaration.
+//
+// The catalogue is the list the campaign table's "never fired" section
+// reads, and TestProbeCatalogueMatchesTheCallSites keeps it and the
+// call sites in step.
+type Probe struct {
+	Name     string
+	Meaning  string
+	Scenario string
+	Prefix   bool
+}
+
+// Scenario families, as the catalogue names them.
+const (
+	famAny       = "any seed"
+	famCrash     = "crashes and restarts"
+	famPartition = "network partitions"
+	famStorage   = "storage faults"
+	famWire      = "wire corruption and resets"
+	famRollback  = "the rollback nemesis"
+	famBackups   = "clients at backups (forwarding)"
+	famSends     = "sends (the partition planes)"
+	famBeyond    = "beyond the memory-loss bound"
+	famRing      = "a small evicted ring (-evicted-ring)"
+	famFlush     = "segment flushes (-flush-messages)"
+	famTable     = "more clients than client-table slots"
+	famJournal   = "a full journal (-long)"
+	famFaults    = "the fault classes themselves"
+)
+
+// partitionPlanePrefix is how a partition group's consensus probes are
+// reported (replica/partitions.go partitionSink).
+const partitionPlanePrefix = "partition plane: "
+
+// ProbeCatalogue returns every declared coverage probe, by name.
+func ProbeCatalogue() []Probe {
+	p := []Probe{
+		// The consensus core (replica/vsr), both planes.
+		{Name: "DoViewChange reports headers that do not chain as unknown", Meaning: "a vote's suffix had headers off the hash chain: they are taken as unknown", Scenario: famRollback},
+		{Name: "RangeEvicted sent", Meaning: "a repair asked for ops below the journal's retained floor", Scenario: famRing},
+		{Name: "StartView without headers", Meaning: "a StartView named an op above commit_min but carried no headers: a full one is asked for", Scenario: famPartition},
+		{Name: "amnesiac replica caught up: it votes again", Meaning: "a replica that lost its memory journal applied a view's log and counts again", Scenario: famCrash},
+		{Name: "amnesiac replica votes knowing nothing", Meaning: "two replicas: an amnesiac backup votes an empty log (DEVIATIONS 51)", Scenario: famCrash},
+		{Name: "amnesiac replica withholds its DoViewChange", Meaning: "a replica that lost its memory journal does not vote until caught up", Scenario: famCrash},
+		{Name: "commit from a newer view", Meaning: "a Commit of a later view made a replica start a view change", Scenario: famPartition},
+		{Name: "committed prepare acknowledged again", Meaning: "a retransmitted prepare at or below commit_min is acknowledged again", Scenario: famPartition},
+		{Name: "corrupt slot repaired", Meaning: "a slot whose body was corrupt was repaired from a peer", Scenario: famStorage},
+		{Name: "journal frame off the hash chain not taken as canonical", Meaning: "a journaled frame below a canonical op did not chain and was not taken", Scenario: famRollback},
+		{Name: "journal full: backpressure", Meaning: "the primary refused to prepare what would wrap the journal", Scenario: famJournal},
+		{Name: "plane refused to stamp a prepare", Meaning: "a partition primary could not stamp (a prepare below it missing)", Scenario: famSends},
+		{Name: "prepare dropped: its body is corrupt", Meaning: "a received prepare's body failed its checksum", Scenario: famWire},
+		{Name: "prepare from a newer view", Meaning: "a prepare of a later view made a replica catch up to that view", Scenario: famPartition},
+		{Name: "prepare gap", Meaning: "a backup received a prepare above its head + 1 and asked for the gap", Scenario: famPartition},
+		{Name: "prepare refused by the plane: stamp not this replica's next", Meaning: "a backup's stamp check refused a prepare (a hole below it)", Scenario: famSends},
+		{Name: "prepare repaired", Meaning: "a missing or damaged prepare came back by repair", Scenario: famAny},
+		{Name: "primary restarted: election", Meaning: "a primary restarted and began a view change", Scenario: famCrash},
+		{Name: "primary suspected", Meaning: "a backup heard no heartbeat in time and started a view change", Scenario: famPartition},
+		{Name: "probe answered", Meaning: "a recovering replica's probe for the view was answered", Scenario: famCrash},
+		{Name: "probe unanswered: election", Meaning: "a recovering replica heard nothing and started an election", Scenario: famCrash},
+		{Name: "queued request dropped: the plane refused to stamp it", Meaning: "a partition primary dropped a queued send it could not stamp", Scenario: famSends},
+		{Name: "repair answered with RangeEvicted", Meaning: "a repair request met a peer's retained floor", Scenario: famRing},
+		{Name: "repair re-requested", Meaning: "a repair made no progress and was asked again", Scenario: famPartition},
+		{Name: "repair served", Meaning: "a replica answered a repair request", Scenario: famAny},
+		{Name: "repaired prepare checked by the hash chain", Meaning: "a repaired prepare's identity came from the chain, not a canonical header", Scenario: famStorage},
+		{Name: "repaired prepare dropped: already held", Meaning: "a repair answer for an op already held", Scenario: famAny},
+		{Name: "repaired prepare dropped: its body is corrupt", Meaning: "a repaired prepare failed its body checksum", Scenario: famWire},
+		{Name: "repaired prepare rejected: not canonical", Meaning: "a repaired prepare's identity differs from the canonical header", Scenario: famRollback},
+		{Name: "single replica forgot ops above a hole in its log", Meaning: "a one-replica cluster restarted with a hole and dropped what was above it", Scenario: famCrash},
+		{Name: "stale StartView ignored", Meaning: "a StartView answering an earlier incarnation's probe was ignored (consensus.md correction 6)", Scenario: famCrash},
+		{Name: "stale primary answered with StartView", Meaning: "a replica of a newer view answered an old primary with its StartView", Scenario: famPartition},
+		{Name: "undecodable DoViewChange suffix", Meaning: "a vote's suffix did not decode", Scenario: famWire},
+		{Name: "undecodable StartView suffix", Meaning: "a StartView's suffix did not decode", Scenario: famWire},
+		{Name: "view change deadlocked: no header for an op without a nack quorum", Meaning: "a merge found an op known by nobody and not provably uncommitted", Scenario: famStorage},
+		{Name: "view change ignored canonical headers off the hash chain", Meaning: "the merge dropped headers that did not chain to the chosen log", Scenario: famRollback},
+		{Name: "view change timed out", Meaning: "a view change did not finish in time and the next view was tried", Scenario: famPartition},
+		{Name: "view change took a header the op above names", Meaning: "the merge recovered an op's header from its successor's parent", Scenario: famStorage},
+		{Name: "view change truncated above an op with a nack quorum", Meaning: "the merge truncated the log above a provably uncommitted op", Scenario: famStorage},
+		{Name: "view change truncated an op on a nack quorum", Meaning: "the merge truncated an op a nack quorum proved uncommitted", Scenario: famStorage},
+		{Name: "view change waits for a body nobody reported", Meaning: "the new primary waits for a body that no vote reported", Scenario: famStorage},
+		{Name: "view change waits for a header", Meaning: "the new primary waits for a header to decide an op", Scenario: famStorage},
+		{Name: "view started without us: StartView requested", Meaning: "a replica in view change for a view that started without it asked for the StartView", Scenario: famPartition},
+
+		// The replica (replica/): journal recovery, clients, forwarding.
+		{Name: "client frame dropped", Meaning: "a client frame that did not validate was dropped", Scenario: famWire},
+		{Name: "client framing error: connection closed", Meaning: "a client stream lost its framing and was closed", Scenario: famWire},
+		{Name: "replica recovered from a used journal", Meaning: "a restart opened a journal that held ops", Scenario: famCrash},
+		{Name: "superblock copy damaged at recovery", Meaning: "a superblock copy was torn or corrupt at open", Scenario: famCrash},
+		{Name: "forward refused by the backup: no primary", Meaning: "a backup had no primary to forward a login to", Scenario: famBackups},
+		{Name: "forward refused by the backup: no room", Meaning: "a backup's forwards were all in flight", Scenario: famBackups},
+		{Name: "forward timed out", Meaning: "a forwarded login or logout got no result in time (57 to the client)", Scenario: famBackups},
+		{Name: "forwarded logout committed", Meaning: "a forwarded logout committed at the primary", Scenario: famBackups},
+		{Name: "forwarded logout not accepted: ", Meaning: "the primary answered a forwarded logout with a refusal", Scenario: famBackups, Prefix: true},
+		{Name: "forwarded logout not committed: ", Meaning: "a forwarded logout's result was not a commit", Scenario: famBackups, Prefix: true},
+		{Name: "forwarded logout of a gone session: no-op", Meaning: "a forwarded logout of a session already gone", Scenario: famBackups},
+		{Name: "forwarded logout proposed", Meaning: "the primary proposed a forwarded logout", Scenario: famBackups},
+		{Name: "forwarded logout refused by the primary: ", Meaning: "the primary refused a forwarded logout", Scenario: famBackups, Prefix: true},
+		{Name: "forwarded register committed", Meaning: "a forwarded login committed at the primary", Scenario: famBackups},
+		{Name: "forwarded register not accepted: ", Meaning: "the backup heard a refusal of its forwarded login", Scenario: famBackups, Prefix: true},
+		{Name: "forwarded register not committed: ", Meaning: "a forwarded login's result was not a commit", Scenario: famBackups, Prefix: true},
+		{Name: "forwarded register of a client id another user owns", Meaning: "a forwarded login of an id bound to another user", Scenario: famBackups},
+		{Name: "forwarded register proposed", Meaning: "the primary proposed a forwarded login", Scenario: famBackups},
+		{Name: "forwarded register refused by the primary: ", Meaning: "the primary refused a forwarded login", Scenario: famBackups, Prefix: true},
+		{Name: "forwarded register superseded before its result arrived", Meaning: "a client logged in again before its forwarded login's result came", Scenario: famBackups},
+		{Name: "forwards canceled: primary lost its view", Meaning: "the primary left its view with forwards in flight (Canceled)", Scenario: famPartition},
+
+		// The partition planes (replica/partitions.go).
+		{Name: "partition plane: SendMessages dropped at admission: ", Meaning: "a send's routing prefix or batch broke a rule", Scenario: famSends, Prefix: true},
+		{Name: "partition plane: SendMessages dropped: both queues full, or no stamp at the head", Meaning: "a partition primary could not take a send", Scenario: famSends},
+		{Name: "partition plane: committed batches recovered from the segment log", Meaning: "a restart seeded a partition from its segment log", Scenario: famFlush},
+		{Name: "partition plane: consumer offset applied leader-locally (NoAck)", Meaning: "a NoAck offset store applied at the primary", Scenario: famSends},
+		{Name: "partition plane: consumer offset dropped: both queues full", Meaning: "a partition primary could not take an offset request", Scenario: famSends},
+		{Name: "partition plane: consumer offset kept in memory only: the partition's records are full", Meaning: "a ninth consumer of one partition", Scenario: famSends},
+		{Name: "partition plane: consumer offset record corrupt: lost", Meaning: "an offset record with no intact copy at a restart", Scenario: famStorage},
+		{Name: "partition plane: consumer offset record torn: the intact copy kept", Meaning: "an offset record with one damaged copy at a restart", Scenario: famCrash},
+		{Name: "partition plane: consumer offsets recovered from their records", Meaning: "a restart seeded a partition's offsets from their records", Scenario: famCrash},
+		{Name: "partition plane: frame for an unknown group dropped", Meaning: "a consensus frame of a group not (or no longer) built here", Scenario: famSends},
+		{Name: "partition plane: group dropped: its partition was deleted", Meaning: "a delete committed and the group went", Scenario: famAny},
+		{Name: "partition plane: group not built: every superblock slot is taken", Meaning: "no free partition slot (DEVIATIONS 54 should prevent it)", Scenario: famJournal},
+		{Name: "partition plane: group not rebuilt: its slot was reused, so it was deleted", Meaning: "replay met a group whose slot a later group took", Scenario: famCrash},
+		{Name: "partition plane: group rebuilt from its superblock", Meaning: "a restart rebuilt a group from its superblock slot", Scenario: famCrash},
+		{Name: "partition plane: journal purged of flushed ops beyond the evicted ring", Meaning: "a flush let a group's memory journal purge old ops", Scenario: famRing},
+		{Name: "partition plane: request of a session ahead of the table dropped", Meaning: "a partition request named a session this replica has not committed yet", Scenario: famBackups},
+		{Name: "partition plane: segment log ends in a damaged unit: written again from there", Meaning: "a restart found a torn or corrupt flush unit", Scenario: famStorage},
+		{Name: "partition plane: segment log full: batches kept in memory", Meaning: "a partition's segment log ran out of room", Scenario: famJournal},
+		{Name: "partition plane: segment log held a batch the log replaced: written again from offset 0", Meaning: "a segment held a batch the committed log replaced", Scenario: famBeyond},
+
+		// The harness (sim/).
+		{Name: "crash deferred: the memory-loss bound", Meaning: "a crash would have exceeded the memory-loss bound and waited", Scenario: famCrash},
+		{Name: "liveness: froze replicas before every partition group caught up", Meaning: "the liveness phase's catch-up wait ran out of budget", Scenario: famCrash},
+		{Name: "liveness: the core changed view after it converged", Meaning: "a view change after the core first converged", Scenario: famPartition},
+		{Name: "memory lost beyond the bound", Meaning: "more than f replicas were without partition memory at once", Scenario: famBeyond},
+		{Name: "workload: request indefinite", Meaning: "a request ended without a known outcome", Scenario: famTable},
+		{Name: "workload: session evicted", Meaning: "a client's session was evicted", Scenario: famTable},
+		{Name: "rollback: a backup committed over a replaced op cut from its primary", Meaning: "the nemesis reached a backup committed over a replaced op", Scenario: famRollback},
+		{Name: "rollback: a lagging backup cut off with it", Meaning: "the nemesis cut a lagging backup with the old primary", Scenario: famRollback},
+		{Name: "rollback: a replica of the new view leads the joined side", Meaning: "the joined side is led from the new view", Scenario: famRollback},
+		{Name: "rollback: old primary cut off", Meaning: "the nemesis cut the old primary off", Scenario: famRollback},
+		{Name: "rollback: old primary joined with a backup committed over its replaced op", Meaning: "the nemesis joined the old primary with such a backup", Scenario: famRollback},
+		{Name: "rollback: the aimed leader leads", Meaning: "the nemesis's aimed leader led the joined side", Scenario: famRollback},
+		{Name: "rollback: the lagging backup leads the joined side", Meaning: "the lagging backup led the joined side", Scenario: famRollback},
+		{Name: "rollback: the old primary leads the joined side", Meaning: "the old primary led the joined side", Scenario: famRollback},
+		{Name: "rollback: round abandoned before a replaced op was committed over", Meaning: "a nemesis round timed out at its cut", Scenario: famRollback},
+		{Name: "rollback: round abandoned: the aimed leader's turn did not come", Meaning: "a nemesis round timed out at its aim", Scenario: famRollback},
+		{Name: "rollback: round abandoned: no view among the joined side", Meaning: "a nemesis round timed out at its bridge", Scenario: famRollback},
+		{Name: "fault: ", Meaning: "a fault class occurred in the run (crash, partition by mode, reset by cause, storage faults, clock skew)", Scenario: famFaults, Prefix: true},
+	}
+	sort.Slice(p, func(i, j int) bool { return p[i].Name < p[j].Name })
+	return p
+}
+
+// declaredProbe returns the catalogue entry a fired probe name counts
+// for: its own, or, for a partition group's consensus probe, the plain
+// name's.
+func declaredProbe(catalogue []Probe, name string) (Probe, bool) {
+	for _, n := range []string{name, strings.TrimPrefix(name, partitionPlanePrefix)} {
+		for _, d := range catalogue {
+			if d.Name == n || d.Prefix && strings.HasPrefix(n, d.Name) {
+				return d, true
+			}
+		}
+	}
+	return Probe{}, false
+}
+
+// NeverFired returns the declared probes that no name in fired counts for
+// (canary probes, "canary: ...", are not coverage probes and are skipped).
+func NeverFired(fired map[string]int) []Probe {
+	catalogue := ProbeCatalogue()
+	hit := map[string]bool{}
+	for name, n := range fired {
+		if n == 0 {
+			continue
+		}
+		if d, ok := declaredProbe(catalogue, name); ok {
+			hit[d.Name] = true
+		}
+	}
+	var out []Probe
+	for _, d := range catalogue {
+		if !hit[d.Name] {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// Undeclared returns the names in fired that no declaration covers.
+func Undeclared(fired map[string]int) []string {
+	catalogue := ProbeCatalogue()
+	var out []string
+	for name := range fired {
+		if strings.HasPrefix(name, "canary: ") || strings.HasPrefix(name, partitionPlanePrefix+"canary: ") {
+			continue
+		}
+		if _, ok := declaredProbe(catalogue, name); !ok {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
