@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.."
 # canary_test.go checks that this table and suite.go agree.
 CANARIES='
 canary_commit_one_ack           129 committed op replaced|divergent commit|non-linearizable reply|hash chain break|replica panic
-canary_ack_before_sync          129 acknowledged before durable
+canary_ack_before_sync          129 acknowledged before durable|acknowledged another prepare
 canary_dvc_before_persist       129 sent before durable
 canary_retry_applied_twice      129 duplicate apply|non-linearizable reply
 canary_torn_trusted             129 corrupt body applied|replica panic

@@ -89,7 +89,7 @@ func Suite() []Canary {
 			Breaks:  "PrepareOk (and the primary's own ack) sent on Append, before the journal's done says the prepare is durable",
 			Probed:  true,
 			Outcome: sim.Correctness,
-			Expect:  []string{"acknowledged before durable"},
+			Expect:  []string{"acknowledged before durable", "acknowledged another prepare"},
 		},
 		{
 			Tag:     "canary_dvc_before_persist",

@@ -33,6 +33,9 @@ type Disks interface {
 	// Faultable reports whether the fault atlas lets r's disk fault op's
 	// journal slot (latent errors, corruption, misdirects).
 	Faultable(r uint8, op uint64) bool
+	// DurablePrepare returns the identity of the prepare of op that r's
+	// disk durably holds intact, if any.
+	DurablePrepare(r uint8, op uint64) (wire.U128, bool)
 }
 
 // SetDisks lets the checker read the replicas' durable images.
@@ -147,6 +150,14 @@ func (c *Checker) acknowledged(r uint8, view uint32, op uint64, id wire.U128, wh
 	c.ackMax[r] = max(c.ackMax[r], op)
 	c.note("replica %d acknowledged op %d %s in view %d", r, op, id, view)
 	if c.disks == nil || c.disks.HoldsAcknowledged(r, op, id) || c.disks.Misdirected(r, op) {
+		return
+	}
+	if other, ok := c.disks.DurablePrepare(r, op); ok && other != id {
+		// Not a write that is late: the disk holds another prepare of op
+		// (issue 12 item 2: such a mismatch read as "acknowledged before
+		// durable").
+		c.fail(Violation{Name: AckedOtherPrepare, Replicas: []uint8{r}, Ops: []uint64{op},
+			Detail: fmt.Sprintf("replica %d sent %s for op %d as %s in view %d, but its disk durably holds op %d as %s", r, what, op, id, view, op, other)})
 		return
 	}
 	c.fail(Violation{Name: AckedBeforeDurable, Replicas: []uint8{r}, Ops: []uint64{op},

@@ -48,6 +48,11 @@ func (d *fakeDisks) HoldsPrepare(r uint8, op uint64, id wire.U128) bool {
 
 func (d *fakeDisks) Faultable(r uint8, op uint64) bool { return d.faultable[slotKey{r, op}] }
 
+func (d *fakeDisks) DurablePrepare(r uint8, op uint64) (wire.U128, bool) {
+	id, ok := d.held[slotKey{r, op}]
+	return id, ok
+}
+
 // persist makes every replica's disk hold view (as view and log_view) and
 // every prepare of the log.
 func (d *fakeDisks) persist(f *fakeCluster, view uint32) {
@@ -119,21 +124,31 @@ func doViewChange(f *fakeCluster, view, logView uint32, from uint8, commit uint6
 	return wire.BuildFrame(&x, wire.EncodeSuffix(entries))
 }
 
+// TestAckedBeforeDurable: an acknowledgement of a prepare its disk does
+// not hold is "acknowledged before durable", and of one whose slot durably
+// holds another prepare of the op "acknowledged another prepare" (an
+// identity mismatch, not a late write); a misdirected write excuses both.
 func TestAckedBeforeDurable(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		durable   bool
+		other     bool // the disk holds another prepare of the op
 		misdirect bool
 		want      string
 	}{
-		{"durable", true, false, ""},
-		{"not durable", false, false, checker.AckedBeforeDurable},
-		{"not durable, write misdirected", false, true, ""},
+		{"durable", true, false, false, ""},
+		{"not durable", false, false, false, checker.AckedBeforeDurable},
+		{"another prepare durable", false, true, false, checker.AckedOtherPrepare},
+		{"not durable, write misdirected", false, false, true, ""},
+		{"another prepare durable, write misdirected", false, true, true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, d, p := proposedOnDisks(t)
 			if !tc.durable {
 				delete(d.held, slotKey{1, p.op()})
+			}
+			if tc.other {
+				d.held[slotKey{1, p.op()}] = wire.U128{Lo: 0xdead}
 			}
 			if tc.misdirect {
 				d.misdirects[slotKey{1, p.op()}] = true

@@ -50,6 +50,12 @@ func (d *clusterDisks) HoldsPrepare(r uint8, op uint64, id wire.U128) bool {
 	return s.Class == journal.ClassClean && s.Op == op && s.Prepare.ID == id
 }
 
+// DurablePrepare implements checker.Disks.
+func (d *clusterDisks) DurablePrepare(r uint8, op uint64) (wire.U128, bool) {
+	s := d.inspector[r].Slot(op, d.dev(r).PeekDurable)
+	return s.Prepare.ID, s.Class == journal.ClassClean && s.Op == op
+}
+
 // Misdirected implements checker.Disks.
 func (d *clusterDisks) Misdirected(r uint8, op uint64) bool {
 	slot := op % d.cfg[r].SlotCount
