@@ -92,6 +92,16 @@ type committed struct {
 	// invokedMax is the latest invocation time of the client ops at or
 	// below this op (Registers are not ordered), for the real-time check.
 	invokedMax int64
+	// The first commit of the op: by whom, when, in which view (a
+	// conflicting commit names it, evidence the last events may not hold).
+	firstReplica uint8
+	firstNs      int64
+	firstView    uint32
+}
+
+// first describes the op's first commit, for a violation's detail.
+func (k committed) first() string {
+	return fmt.Sprintf("first committed by replica %d at %.6f s in view %d", k.firstReplica, float64(k.firstNs)/1e9, k.firstView)
 }
 
 type prepareKey struct {
@@ -314,11 +324,13 @@ func (c *Checker) commit(r uint8, h wire.Header, body []byte) {
 			if again {
 				// This replica committed the op itself before it restarted.
 				c.fail(Violation{Name: CommittedOpReplaced, Replicas: []uint8{r}, Ops: []uint64{p.Op},
-					Detail: fmt.Sprintf("replica %d committed op %d as %s after a restart, but had committed it as %s", r, p.Op, p.Checksum, want)})
+					Detail: fmt.Sprintf("replica %d committed op %d as %s in view %d after a restart, but had committed it as %s (%s)",
+						r, p.Op, p.Checksum, p.View, want, c.canon[p.Op-1].first())})
 				return
 			}
 			c.fail(Violation{Name: DivergentCommit, Replicas: []uint8{r}, Ops: []uint64{p.Op},
-				Detail: fmt.Sprintf("replica %d committed op %d as %s, but %s was committed there before", r, p.Op, p.Checksum, want)})
+				Detail: fmt.Sprintf("replica %d committed op %d as %s in view %d, but %s was committed there before (%s)",
+					r, p.Op, p.Checksum, p.View, want, c.canon[p.Op-1].first())})
 		}
 		return
 	}
@@ -379,7 +391,7 @@ func (c *Checker) firstCommit(r uint8, p wire.PrepareHeader, h wire.Header, body
 	}
 	body = append([]byte(nil), body...)
 	reply := clients.BuildReply(p, c.model.Apply(p, body))
-	c.canon = append(c.canon, committed{header: h, reply: reply, invokedMax: invokedMax})
+	c.canon = append(c.canon, committed{header: h, reply: reply, invokedMax: invokedMax, firstReplica: r, firstNs: c.nowNs, firstView: p.View})
 	c.committedNacks(p.Op)
 }
 

@@ -58,6 +58,11 @@ func TestDivergentCommit(t *testing.T) {
 			if !slices.Equal(v.Replicas, []uint8{1}) || !slices.Equal(v.Ops, []uint64{3}) {
 				t.Fatalf("evidence %v %v", v.Replicas, v.Ops)
 			}
+			// The conflict names the commit it conflicts with, which the
+			// last events need not hold.
+			if !strings.Contains(v.Detail, "first committed by replica 0 at") {
+				t.Fatalf("the detail does not name the first commit: %s", v.Detail)
+			}
 			continue
 		}
 		f.commitAll()
