@@ -61,6 +61,10 @@ type vopr struct {
 	core    []bool
 	// unexcused: why a stall that looked unavoidable is not excused.
 	unexcused string
+	// The liveness phase's start: when, and the ops committed by then (for
+	// the diagnosis's commit rate).
+	livenessStartNs      int64
+	livenessStartCommits uint64
 
 	resetsByCause [network.ResetCauseCount]uint64
 	repartitions  uint64    // partitions that replaced another without a heal
@@ -381,6 +385,7 @@ func (v *vopr) liveness() {
 		rn.Restart()
 	}
 	v.tr.liveness(v.core)
+	v.livenessStartNs, v.livenessStartCommits = v.c.Loop.Now(), v.c.Checker.Committed()
 	// The core must converge within the budget, and then settle (see
 	// settling).
 	s := settling{budgetTicks: v.o.LivenessTicksMax, settleTicks: v.settleTicks(), rotation: uint32(n)}
@@ -469,6 +474,12 @@ func (v *vopr) finalFlush() {
 	v.c.Checker.CheckSegments(true, core, groups)
 	v.violated()
 }
+
+// throughputCollapseTicks: a core that commits, but needs this many ticks
+// (a second) or more per commit in the liveness phase, is named a
+// throughput collapse in the diagnosis (a retransmit backoff stuck at its
+// maximum, say), not a stall.
+const throughputCollapseTicks = 100
 
 // finalFlushTicksMax bounds the final flush: a few flushes per partition,
 // each a write and a sync of a few milliseconds.
@@ -991,7 +1002,12 @@ func (v *vopr) coreState() string {
 			continue
 		}
 		g := r.Metadata()
-		parts = append(parts, fmt.Sprintf("replica %d %v view %d op %d commit %d/%d", i, g.Status(), g.View(), g.Op(), g.CommitMin(), g.CommitMax()))
+		part := fmt.Sprintf("replica %d %v view %d op %d commit %d/%d", i, g.Status(), g.View(), g.Op(), g.CommitMin(), g.CommitMax())
+		if g.IsPrimary() && g.PipelineLen() > 0 {
+			attempts, wait := g.PrepareRetransmit()
+			part += fmt.Sprintf(" (primary: %d prepares in flight, retransmitted %d times, next in %d ticks)", g.PipelineLen(), attempts, wait)
+		}
+		parts = append(parts, part)
 	}
 	done, waiting := 0, ""
 	for _, cl := range v.c.Clients {
@@ -1002,6 +1018,17 @@ func (v *vopr) coreState() string {
 		}
 	}
 	s := fmt.Sprintf("%s; %d of %d clients done%s; %d ops committed", strings.Join(parts, ", "), done, len(v.c.Clients), waiting, v.c.Checker.Committed())
+	if ticks := int64(v.c.Loop.Now()-v.livenessStartNs) / kernel.TickNs; v.livenessStartNs > 0 && ticks > 0 {
+		commits := v.c.Checker.Committed() - v.livenessStartCommits
+		switch {
+		case commits == 0:
+			s += fmt.Sprintf(", none of them in the liveness phase's %d ticks", ticks)
+		case ticks/int64(commits) >= throughputCollapseTicks:
+			s += fmt.Sprintf(", %d of them in the liveness phase's %d ticks: a throughput collapse (%d ticks per commit)", commits, ticks, ticks/int64(commits))
+		default:
+			s += fmt.Sprintf(", %d of them in the liveness phase's %d ticks (%d ticks per commit)", commits, ticks, ticks/int64(commits))
+		}
+	}
 	if p := v.partitionState(); p != "" {
 		s += "; " + p
 	}

@@ -227,6 +227,17 @@ func (g *Group) caughtUp() {
 // PipelineLen returns the number of prepares in the primary's pipeline.
 func (g *Group) PipelineLen() int { return len(g.pipeline) }
 
+// PrepareRetransmit describes the primary's prepare retransmission: how
+// many times it fired since the pipeline last moved, and the ticks it waits
+// now before the next (its backoff), 0 when it is not running (for a
+// liveness failure's diagnosis).
+func (g *Group) PrepareRetransmit() (attempts, waitTicks int) {
+	if !g.prepareTimeout.running {
+		return 0, 0
+	}
+	return g.prepareTimeout.attempts, g.prepareTimeout.after
+}
+
 // Tick advances the group by one tick (10 ms) and runs the timers that fire.
 func (g *Group) Tick() { g.TickTo(g.clock.now + 1) }
 
