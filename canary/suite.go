@@ -167,6 +167,27 @@ func Suite() []Canary {
 			Expect:  []string{"nack of an acknowledged op", "committed op lost", "committed op replaced", "divergent commit", "replica panic"},
 		},
 		{
+			Tag:     "canary_delete_keeps_name",
+			Site:    "replica/metadata/state.go deleteStream",
+			Breaks:  "a deleted stream's name stays taken: creating a stream of that name again commits StreamNameAlreadyExists",
+			Outcome: sim.Correctness,
+			Expect:  []string{"non-linearizable reply"},
+		},
+		{
+			Tag:     "canary_rename_keeps_old_name",
+			Site:    "replica/metadata/state.go updateStream",
+			Breaks:  "a renamed stream keeps its old name too: the old name still resolves to it and stays taken",
+			Outcome: sim.Correctness,
+			Expect:  []string{"non-linearizable reply"},
+		},
+		{
+			Tag:     "canary_topic_name_global",
+			Site:    "replica/metadata/state.go createTopic",
+			Breaks:  "topic names are unique across all streams, not per stream",
+			Outcome: sim.Correctness,
+			Expect:  []string{"non-linearizable reply"},
+		},
+		{
 			Tag:     "canary_heartbeat_reset",
 			Site:    "replica/vsr/normal.go becomeNormal",
 			Breaks:  "a new primary restarts its heartbeat token from zero, so its backups ignore its heartbeats and keep starting view changes",

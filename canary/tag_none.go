@@ -1,4 +1,4 @@
-//go:build !canary_commit_one_ack && !canary_ack_before_sync && !canary_dvc_before_persist && !canary_retry_applied_twice && !canary_torn_trusted && !canary_nack_corrupt && !canary_apply_unchecked && !canary_truncate_without_quorum && !canary_repair_unchained && !canary_chain_unchecked && !canary_vote_drops_tail && !canary_heartbeat_reset && !canary_partition_reply_before_commit && !canary_poll_uncommitted && !canary_amnesia_votes && !canary_offset_at_prepare && !canary_segment_lost_flush && !canary_no_restamp
+//go:build !canary_commit_one_ack && !canary_ack_before_sync && !canary_dvc_before_persist && !canary_retry_applied_twice && !canary_torn_trusted && !canary_nack_corrupt && !canary_apply_unchecked && !canary_truncate_without_quorum && !canary_repair_unchained && !canary_chain_unchecked && !canary_vote_drops_tail && !canary_delete_keeps_name && !canary_rename_keeps_old_name && !canary_topic_name_global && !canary_heartbeat_reset && !canary_partition_reply_before_commit && !canary_poll_uncommitted && !canary_amnesia_votes && !canary_offset_at_prepare && !canary_segment_lost_flush && !canary_no_restamp
 
 package canary
 

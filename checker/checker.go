@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/iggy-vopr/vopr/checker/refmodel"
 	"github.com/iggy-vopr/vopr/replica"
-	"github.com/iggy-vopr/vopr/replica/clients"
-	"github.com/iggy-vopr/vopr/replica/metadata"
 	"github.com/iggy-vopr/vopr/replica/vsr"
 	"github.com/iggy-vopr/vopr/replica/wire"
 	"github.com/iggy-vopr/vopr/workload"
@@ -42,7 +41,7 @@ type Checker struct {
 	invocations map[requestKey]*invocation // looked up only
 	registers   map[wire.U128]bool         // client ids that sent a Register
 	executed    map[requestKey]uint64      // (client, request) -> the op it committed as
-	model       *metadata.Model
+	model       *refmodel.Model            // the checker's own model of the metadata state machine
 
 	// Durability (durability.go): the replicas' disks, what each replica
 	// acknowledged, and the nacks of acknowledged ops waiting for their op
@@ -137,7 +136,7 @@ func New(n int) *Checker {
 		invocations: map[requestKey]*invocation{},
 		registers:   map[wire.U128]bool{},
 		executed:    map[requestKey]uint64{},
-		model:       metadata.NewModel(),
+		model:       refmodel.New(refmodel.DefaultLimits()),
 		acks:        map[ackKey]wire.U128{},
 		ackMax:      make([]uint64, n),
 		nacks:       map[uint64][]nackRecord{},
@@ -156,12 +155,13 @@ func New(n int) *Checker {
 }
 
 // SetMetadataLimits makes the metadata model use the replicas' ceilings
-// (replica.Config.MetadataLimits); it must come before any event.
-func (c *Checker) SetMetadataLimits(l metadata.Limits) {
+// (replica.Config.MetadataLimits, in the model's own terms); it must come
+// before any event.
+func (c *Checker) SetMetadataLimits(l refmodel.Limits) {
 	if len(c.canon) > 0 {
 		panic("checker: metadata limits set after the first commit")
 	}
-	c.model = metadata.NewModelWithLimits(l)
+	c.model = refmodel.New(l)
 }
 
 // Violation returns the first violation found, or nil.
@@ -390,48 +390,21 @@ func (c *Checker) firstCommit(r uint8, p wire.PrepareHeader, h wire.Header, body
 		invokedMax = max(invokedMax, inv.inv.AtNs)
 	}
 	body = append([]byte(nil), body...)
-	reply := clients.BuildReply(p, c.model.Apply(p, body))
+	reply := refmodel.Reply(p, c.model.Apply(p, body))
 	c.canon = append(c.canon, committed{header: h, reply: reply, invokedMax: invokedMax, firstReplica: r, firstNs: c.nowNs, firstView: p.View})
 	c.committedNacks(p.Op)
 }
 
 // sameBody reports whether a prepare's body is what the client sent: the
-// same bytes, or for a projected operation the client's request as a
-// correct primary embeds it in the replicated body. The primary re-encodes
-// that request (metadata.Project: a CreateTopic's options canonically, a
-// fixed-layout body without the trailing bytes a decoder ignores), so the
-// client's body is projected the same way and the two compared, with the
-// derived options of a CreateTopic; the partition assignments are the
-// primary's own choice.
+// same bytes, or for a projected operation (CreateTopic, CreatePartitions)
+// the replicated body a correct primary builds from the client's request,
+// with partition group ids of its own choice (refmodel.SameRequest).
 func sameBody(inv workload.Invocation, op wire.Operation, body []byte) bool {
 	switch op {
-	case wire.OperationCreateTopicWithAssignments:
-		x, err := metadata.DecodeCreateTopicWithAssignments(body)
-		want, ok := project(inv)
-		if err != nil || !ok {
-			return false
-		}
-		w, err := metadata.DecodeCreateTopicWithAssignments(want)
-		return err == nil && string(x.Request.Encode()) == string(w.Request.Encode()) &&
-			string(x.Derived) == string(w.Derived)
-	case wire.OperationCreatePartitionsWithAssignments:
-		x, err := metadata.DecodeCreatePartitionsWithAssignments(body)
-		want, ok := project(inv)
-		if err != nil || !ok {
-			return false
-		}
-		w, err := metadata.DecodeCreatePartitionsWithAssignments(want)
-		return err == nil && string(x.Request.Encode()) == string(w.Request.Encode())
+	case wire.OperationCreateTopicWithAssignments, wire.OperationCreatePartitionsWithAssignments:
+		return refmodel.SameRequest(inv.Operation, inv.Body, op, body)
 	}
 	return string(body) == string(inv.Body)
-}
-
-// project returns the replicated body a correct primary builds for a
-// client's request (with partition group ids of its own, which sameBody
-// ignores), and false when the primary must refuse the request.
-func project(inv workload.Invocation) ([]byte, bool) {
-	pr, refusal := metadata.Project(inv.Operation, inv.Body, metadata.NewGroupAllocator(0))
-	return pr.Body, !refusal.Refused()
 }
 
 // sameOperation: a request's operation and the prepare's, which the primary

@@ -5,6 +5,7 @@ import (
 	"github.com/iggy-vopr/vopr/sim/kernel"
 
 	"github.com/iggy-vopr/vopr/checker"
+	"github.com/iggy-vopr/vopr/checker/refmodel"
 	"github.com/iggy-vopr/vopr/network"
 	"github.com/iggy-vopr/vopr/replica"
 	"github.com/iggy-vopr/vopr/replica/bus"
@@ -114,7 +115,9 @@ func NewCluster(o ClusterOptions) *Cluster {
 	c.Atlas = storage.NewAtlas(c.Layout, o.Replicas, c.Streams.Stream("storage.atlas"),
 		storage.AtlasOptions{Clean: []string{journal.ZoneSuperblock, partition.ZoneSuperblocks}, Linked: [][2]string{{journal.ZoneHeaders, journal.ZonePrepares}}})
 	c.Checker = checker.New(o.Replicas)
-	c.Checker.SetMetadataLimits(cfg0.MetadataLimits())
+	l := cfg0.MetadataLimits()
+	c.Checker.SetMetadataLimits(refmodel.Limits{Streams: l.Streams, TopicsPerStream: l.TopicsPerStream, PartitionID: l.PartitionID,
+		Partitions: l.Partitions})
 	for i := range o.Replicas {
 		n := &ReplicaNode{c: c, id: uint8(i), conns: map[network.ConnID]connKind{}}
 		n.clock = kernel.DrawClock(c.Streams.Stream(fmt.Sprintf("clock.%d", i)), o.ClockOffsetMaxNs, o.ClockDriftMaxPPB)

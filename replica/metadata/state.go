@@ -3,6 +3,7 @@ package metadata
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/iggy-vopr/vopr/canary/bug"
 	"math"
 
 	"github.com/iggy-vopr/vopr/replica/wire"
@@ -332,7 +333,9 @@ func (s *State) updateStream(x UpdateStream) (uint32, []byte) {
 	if !merged.fitsBlock() {
 		return CodeInvalidOptionValue, nil
 	}
-	delete(s.streamByName, st.name)
+	if !bug.RenameKeepsOldName { // canary_rename_keeps_old_name: the old name stays bound to the stream
+		delete(s.streamByName, st.name)
+	}
 	st.name = x.Name
 	st.options = merged
 	s.streamByName[x.Name] = key
@@ -345,7 +348,9 @@ func (s *State) deleteStream(x DeleteStream) (uint32, []byte) {
 	if !ok {
 		return CodeStreamIDNotFound, nil
 	}
-	delete(s.streamByName, st.name)
+	if !bug.DeleteKeepsName { // canary_delete_keeps_name: the deleted stream's name stays taken
+		delete(s.streamByName, st.name)
+	}
 	s.streams.remove(int(key))
 	s.revision++
 	return CodeOK, nil
@@ -359,6 +364,9 @@ func (s *State) createTopic(x CreateTopicWithAssignments, now uint64) (uint32, [
 	}
 	if _, taken := st.topicByName[x.Request.Name]; taken {
 		return CodeTopicNameAlreadyExists, nil
+	}
+	if bug.TopicNameGlobal && s.topicNameAnywhere(x.Request.Name) {
+		return CodeTopicNameAlreadyExists, nil // canary_topic_name_global: topic names unique across streams
 	}
 	key := st.topics.vacant()
 	if key >= s.limits.TopicsPerStream {
@@ -631,6 +639,18 @@ func (s *State) Partitions() []PartitionRef {
 		}
 	}
 	return out
+}
+
+// topicNameAnywhere reports whether any stream has a topic named name
+// (canary_topic_name_global's bug: names are unique per stream).
+func (s *State) topicNameAnywhere(name string) bool {
+	found := false
+	s.streams.each(func(_ int, st *stream) {
+		if _, ok := st.topicByName[name]; ok {
+			found = true
+		}
+	})
+	return found
 }
 
 // livePartitions counts the partitions of every topic of every stream.

@@ -1,0 +1,7 @@
+//go:build !canary_delete_keeps_name
+
+package bug
+
+// DeleteKeepsName is the switch of canary_delete_keeps_name (canary/README.md): off, as in every build
+// without its tag.
+const DeleteKeepsName = false
