@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/iggy-vopr/vopr/checker/diskread"
 	"github.com/iggy-vopr/vopr/replica/journal"
 	"github.com/iggy-vopr/vopr/replica/partition"
 	"github.com/iggy-vopr/vopr/replica/wire"
@@ -9,13 +10,14 @@ import (
 
 // clusterDisks lets the checker read each replica's durable image
 // (checker.Disks): what a crash now would leave on its simulated device,
-// read by the journal's own recovery rules. It is the durability oracle
-// behind "acknowledged before durable", "sent before durable" and the
-// misdirect excuse of "nack of an acknowledged op".
+// read by the checker's own reader of the on-disk format (checker/diskread,
+// written from docs/disk-format.md, not by the journal's code). It is the
+// durability oracle behind "acknowledged before durable", "sent before
+// durable" and the misdirect excuse of "nack of an acknowledged op".
 type clusterDisks struct {
-	c         *Cluster
-	cfg       []journal.Config     // per replica
-	inspector []*journal.Inspector // per replica
+	c   *Cluster
+	cfg []journal.Config    // per replica
+	geo []diskread.Geometry // per replica
 	// The journal's two ring zones in the device layout: slot k is chunk k
 	// of both.
 	headers, prepares int
@@ -25,8 +27,10 @@ func newClusterDisks(c *Cluster) *clusterDisks {
 	d := &clusterDisks{c: c, headers: c.Layout.ZoneIndex(journal.ZoneHeaders), prepares: c.Layout.ZoneIndex(journal.ZonePrepares)}
 	for i := range c.Options.Replicas {
 		cfg := c.replicaConfig(uint8(i))
-		d.cfg = append(d.cfg, cfg.JournalConfig())
-		d.inspector = append(d.inspector, journal.NewInspector(cfg.JournalConfig()))
+		j := cfg.JournalConfig()
+		d.cfg = append(d.cfg, j)
+		d.geo = append(d.geo, diskread.Geometry{SectorSize: j.SectorSize, SlotCount: j.SlotCount, FrameSizeMax: j.FrameSizeMax,
+			Cluster: j.Cluster, Replica: j.Replica, ReplicaCount: j.ReplicaCount})
 	}
 	return d
 }
@@ -35,25 +39,22 @@ func (d *clusterDisks) dev(r uint8) *storage.SimDevice { return d.c.Replicas[r].
 
 // HoldsAcknowledged implements checker.Disks.
 func (d *clusterDisks) HoldsAcknowledged(r uint8, op uint64, id wire.U128) bool {
-	return d.inspector[r].Slot(op, d.dev(r).PeekDurable).HoldsAcknowledged(op, id)
+	return diskread.HoldsAcknowledged(d.geo[r], d.dev(r).PeekDurable, op, id)
 }
 
 // DurableView implements checker.Disks.
 func (d *clusterDisks) DurableView(r uint8) (view, logView uint32, err error) {
-	s, err := d.inspector[r].State(d.dev(r).PeekDurable)
-	return s.View, s.LogView, err
+	return diskread.DurableView(d.geo[r], d.dev(r).PeekDurable)
 }
 
 // HoldsPrepare implements checker.Disks.
 func (d *clusterDisks) HoldsPrepare(r uint8, op uint64, id wire.U128) bool {
-	s := d.inspector[r].Slot(op, d.dev(r).PeekDurable)
-	return s.Class == journal.ClassClean && s.Op == op && s.Prepare.ID == id
+	return diskread.HoldsPrepare(d.geo[r], d.dev(r).PeekDurable, op, id)
 }
 
 // DurablePrepare implements checker.Disks.
 func (d *clusterDisks) DurablePrepare(r uint8, op uint64) (wire.U128, bool) {
-	s := d.inspector[r].Slot(op, d.dev(r).PeekDurable)
-	return s.Prepare.ID, s.Class == journal.ClassClean && s.Op == op
+	return diskread.DurablePrepare(d.geo[r], d.dev(r).PeekDurable, op)
 }
 
 // Misdirected implements checker.Disks.
