@@ -79,9 +79,14 @@
 // (a prepare write tore); Corrupt(h) with a damaged prepare where a newer
 // op's prepare tore (reported Torn when h is below the window); Conflict (a
 // replacement of op h whose header write never landed); and Clean with a
-// damaged header (the header write tore; Open rewrites it). Corrupt with an
-// empty or older prepare, and Faulty, need damage, even across any number
-// of crashes (that is what the rewrite buys).
+// damaged header (the header write tore; Open rewrites it). Appends alone
+// never leave Corrupt with an empty or older prepare, or Faulty, even across
+// any number of crashes (that is what the rewrite buys); a Reconcile can,
+// since it writes the prepare's empty marker before the header copy: a crash
+// between them leaves Corrupt over the marker, and a torn header write there
+// leaves the slot Faulty (found by checker/diskread's cross-check,
+// TestReconcileCrashEveryPoint). Both are safe: Faulty makes the slot's op
+// Unknown, never nacked.
 //
 // A false Nackable for an acknowledged op needs two misdirected writes in one
 // slot: the header copy left stale by a misdirected header write and the

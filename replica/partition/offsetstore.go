@@ -20,7 +20,7 @@ const OffsetRecordsPerSlot = 8
 // copy seq%2, so a crash that tears it leaves the other copy intact.
 const offsetRecordCopies = 2
 
-// offsetRecordMagic opens a record ("vopoff01").
+// offsetRecordMagic opens a record (bytes "vopfof01" on disk, little-endian).
 const offsetRecordMagic uint64 = 0x3130666f66706f76
 
 // offsetRecordBytes is a record's size before its padding: magic, group,
