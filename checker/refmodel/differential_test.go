@@ -166,10 +166,6 @@ func (p *pair) step(req request, user uint32) {
 	myOp, myBody, myOK := Project(req.op, req.body, next)
 	proj, refusal := metadata.Project(req.op, req.body, p.alloc)
 
-	if suspectedHumantimeBug(req, refusal, mine) {
-		p.skipped.Add(1)
-		return
-	}
 	// The same refusal decision, down to the status or eviction reason.
 	if replicaKind(refusal.Kind) != mine.Kind || refusal.Status != mine.Status || refusal.Reason != mine.Reason {
 		t.Fatalf("refusal of %v % x:\n replica %v\n model   %v", req.op, trunc(req.body), refusal, mine)
@@ -262,87 +258,12 @@ func TestDifferentialRequests(t *testing.T) {
 			})
 		})
 	}
-	t.Logf("%d rapid cases, %d requests checked (%d skipped: suspected replica bug 1), %v; outcomes:%v",
+	t.Logf("%d rapid cases, %d requests checked (%d skipped), %v; outcomes:%v",
 		cases.Load(), checked.Load(), skipped.Load(), time.Since(start), &seen)
 }
 
-// suspectedHumantimeBug is the one disagreement this test skips, a suspected
-// replica bug (reported as "suspected replica bug 1"): a CreateTopic whose
-// message_expiry is text that Iggy's humantime (2.4.0, the version
-// apache/iggy's Cargo.toml and Cargo.lock pin at the specification's
-// revision) reads with a grammar added in humantime 2.3.0: a fraction
-// ("1.5h", "0.5s"), one of the units wk, wks, yr, yrs, or the bare text "0"
-// (zero, which is the server-default sentinel). client-ops.md 1.8
-// says "String humantime" and replica/metadata's doc.go that expiries follow
-// Iggy, but the replica's projection refuses them (evict
-// InvalidRequestBody), while this model accepts them. Only that exact
-// outcome is skipped: the replica evicting and the model accepting.
-func suspectedHumantimeBug(req request, replica metadata.Refusal, model Refusal) bool {
-	if req.op != wire.OperationCreateTopic || replica.Kind != metadata.Evict ||
-		replica.Reason != wire.EvictionInvalidRequestBody || model.Kind != Accepted {
-		return false
-	}
-	x, err := decodeCreateTopic(req.body)
-	if err != nil {
-		return false
-	}
-	pairs, _ := decodeBlock(x.options)
-	for _, p := range pairs {
-		if p.key == keyMessageExpiry && p.kind == kindString && humantime23Grammar(string(p.value)) {
-			return true
-		}
-	}
-	return false
-}
 
-// committedHumantimeCase is suspected replica bug 1 reached through apply:
-// a committed CreateTopic whose explicit or derived block holds
-// message_expiry as text of humantime 2.3.0's grammar. Apply reads committed
-// blocks leniently (what it cannot read is skipped), so the replica keeps
-// the text and no typed expiry, where this model reads the expiry as Iggy
-// does (and stores its canonical Uint64). A correct primary never commits
-// such a block (it re-encodes the expiry as Uint64), so only hand-made
-// bodies reach it.
-func committedHumantimeCase(op wire.Operation, body []byte) bool {
-	if op != wire.OperationCreateTopicWithAssignments {
-		return false
-	}
-	x, err := decodeCreateTopicReplicated(body)
-	if err != nil {
-		return false
-	}
-	for _, block := range [][]byte{x.request.options, x.derived} {
-		pairs, _ := decodeBlock(block)
-		for _, p := range pairs {
-			if p.key == keyMessageExpiry && p.kind == kindString && humantime23Grammar(string(p.value)) {
-				return true
-			}
-		}
-	}
-	return false
-}
 
-// humantime23Grammar reports whether s uses what humantime 2.3.0 added to
-// the grammar the replica reads: a '.', a unit wk, wks, yr or yrs, or the
-// whole text "0". (2.3.0 also added the unit µs, which the replica reads.)
-func humantime23Grammar(s string) bool {
-	if s == "0" || strings.Contains(s, ".") {
-		return true
-	}
-	unit := ""
-	for _, r := range s + " " {
-		if isUnitRune(r) {
-			unit += string(r)
-			continue
-		}
-		switch unit {
-		case "wk", "wks", "yr", "yrs":
-			return true
-		}
-		unit = ""
-	}
-	return false
-}
 
 // genAssignments draws the assignments of a hand-made replicated body:
 // mostly 0..n-1, sometimes duplicates, ids out of range or offsets that
@@ -440,16 +361,12 @@ func TestDifferentialCommitted(t *testing.T) {
 					if !ok {
 						continue
 					}
-					if committedHumantimeCase(op, body) {
-						skipped.Add(1) // applied to neither, so the states stay equal
-						continue
-					}
 					checked.Add(1)
 					p.commit(p.prepareFor(op, genUser(t)), body)
 				}
 			})
 		})
 	}
-	t.Logf("%d rapid cases, %d prepares checked (%d skipped: suspected replica bug 1), %v; outcomes:%v",
+	t.Logf("%d rapid cases, %d prepares checked (%d skipped), %v; outcomes:%v",
 		cases.Load(), checked.Load(), skipped.Load(), time.Since(start), &seen)
 }

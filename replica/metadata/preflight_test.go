@@ -200,6 +200,10 @@ func TestHumantime(t *testing.T) {
 		"10s": {10, 0}, "1h 30m": {5400, 0}, "1h30m": {5400, 0}, "1 h": {3600, 0}, "1 2s": {12, 0},
 		" 2 days ": {172_800, 0}, "5µs": {0, 5000}, "1500ms": {1, 500_000_000}, "1ms 999999999ns": {1, 999_999},
 		"1M": {2_630_016, 0}, "1y": {31_557_600, 0}, "2 weeks": {1_209_600, 0}, "3min": {180, 0}, "7nanos": {0, 7},
+		// humantime 2.4.0's grammar (DEVIATIONS.md 57): "0", fractions, wk and yr.
+		"0": {0, 0}, "1.5h": {5400, 0}, "0.5s": {0, 500_000_000}, "0.000000001s": {0, 1}, "1.5 min": {90, 0},
+		"2wk": {1_209_600, 0}, "1wks": {604_800, 0}, "1yr": {31_557_600, 0}, "2yrs": {63_115_200, 0},
+		"1.25ms 1µs": {0, 1_251_000}, "0.05d": {4320, 0},
 	}
 	for in, want := range ok {
 		s, n, good := parseHumantime(in)
@@ -207,7 +211,8 @@ func TestHumantime(t *testing.T) {
 			t.Errorf("parseHumantime(%q) = %d s %d ns %v, want %v", in, s, n, good, want)
 		}
 	}
-	for _, in := range []string{"", " ", "100", "h", "1x", "1h,", "-1s", "18446744073709551616s", "600000000000000000y", "1s 2"} {
+	for _, in := range []string{"", " ", "100", "h", "1x", "1h,", "-1s", "18446744073709551616s", "600000000000000000y", "1s 2",
+		"1.h", ".5s", "1.5ns", "1.33333h", "0.0000000001s", "1.5", "1.2.3s", "00", "20000000000000000us"} {
 		if s, n, good := parseHumantime(in); good {
 			t.Errorf("parseHumantime(%q) = %d s %d ns, want a failure", in, s, n)
 		}
