@@ -262,9 +262,6 @@ func TestDifferentialRequests(t *testing.T) {
 		cases.Load(), checked.Load(), skipped.Load(), time.Since(start), &seen)
 }
 
-
-
-
 // genAssignments draws the assignments of a hand-made replicated body:
 // mostly 0..n-1, sometimes duplicates, ids out of range or offsets that
 // overflow.
