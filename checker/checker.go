@@ -48,7 +48,7 @@ type Checker struct {
 	// to commit.
 	disks        Disks
 	segments     Segments                // segment.go: the replicas' segment logs
-	acks         map[ackKey]wire.U128    // looked up only
+	acks         map[ackKey]ackRecord    // looked up only
 	ackMax       []uint64                // per replica, the highest op in acks
 	nacks        map[uint64][]nackRecord // looked up only
 	nacksPending int
@@ -137,7 +137,7 @@ func New(n int) *Checker {
 		registers:   map[wire.U128]bool{},
 		executed:    map[requestKey]uint64{},
 		model:       refmodel.New(refmodel.DefaultLimits()),
-		acks:        map[ackKey]wire.U128{},
+		acks:        map[ackKey]ackRecord{},
 		ackMax:      make([]uint64, n),
 		nacks:       map[uint64][]nackRecord{},
 		adopted:     make([]adoptedLog, n),

@@ -41,6 +41,15 @@ type Disks interface {
 // SetDisks lets the checker read the replicas' durable images.
 func (c *Checker) SetDisks(d Disks) { c.disks = d }
 
+// ackRecord is one replica's acknowledgement of one op: the prepare's
+// identity, and when and in which view it was sent (a nack that breaks it
+// names it).
+type ackRecord struct {
+	id   wire.U128
+	atNs int64
+	view uint32
+}
+
 // ackKey names one replica's acknowledgement of one op.
 type ackKey struct {
 	replica uint8
@@ -59,6 +68,7 @@ type nackRecord struct {
 	// bit.
 	implicit bool
 	head     uint64
+	ack      ackRecord // the acknowledgement it breaks
 }
 
 // nacksPendingMax bounds the nacks held until their op commits; past it the
@@ -146,7 +156,7 @@ func (c *Checker) reconciled(r uint8, head uint64) {
 // acknowledged records that r acknowledged op with identity id and checks
 // that the prepare is durable.
 func (c *Checker) acknowledged(r uint8, view uint32, op uint64, id wire.U128, what string) {
-	c.acks[ackKey{r, op}] = id
+	c.acks[ackKey{r, op}] = ackRecord{id: id, atNs: c.nowNs, view: view}
 	c.ackMax[r] = max(c.ackMax[r], op)
 	c.note("replica %d acknowledged op %d %s in view %d", r, op, id, view)
 	if c.disks == nil || c.disks.HoldsAcknowledged(r, op, id) || c.disks.Misdirected(r, op) {
@@ -235,11 +245,11 @@ func (c *Checker) voteReachesAdoptedLog(r uint8, x *wire.DoViewChangeHeader) {
 // seeds later).
 func (c *Checker) vote(r uint8, x *wire.DoViewChangeHeader, body []byte) {
 	for op := x.Op + 1; op <= c.ackMax[r]; op++ {
-		id, acked := c.acks[ackKey{r, op}]
+		ack, acked := c.acks[ackKey{r, op}]
 		if !acked || c.disks != nil && c.disks.Misdirected(r, op) {
 			continue
 		}
-		c.recordNack(op, nackRecord{replica: r, view: x.View, id: id, atNs: c.nowNs, implicit: true, head: x.Op})
+		c.recordNack(op, nackRecord{replica: r, view: x.View, id: ack.id, atNs: c.nowNs, implicit: true, head: x.Op, ack: ack})
 		if c.violation != nil {
 			return
 		}
@@ -256,14 +266,15 @@ func (c *Checker) vote(r uint8, x *wire.DoViewChangeHeader, body []byte) {
 			continue
 		}
 		op := x.Op - uint64(i)
-		id, acked := c.acks[ackKey{r, op}]
+		ack, acked := c.acks[ackKey{r, op}]
+		id := ack.id
 		if !acked || !wire.IsBlank(&entries[i]) && entries[i].Checksum() != id {
 			continue // never acknowledged, or nacks another prepare of op
 		}
 		if c.disks != nil && c.disks.Misdirected(r, op) {
 			continue
 		}
-		c.recordNack(op, nackRecord{replica: r, view: x.View, id: id, atNs: c.nowNs})
+		c.recordNack(op, nackRecord{replica: r, view: x.View, id: id, atNs: c.nowNs, ack: ack})
 		if c.violation != nil {
 			return
 		}
@@ -296,8 +307,8 @@ func (c *Checker) checkNack(op uint64, rec nackRecord) {
 		how = fmt.Sprintf("voted head op %d, below op %%d,", rec.head)
 	}
 	c.fail(Violation{Name: NackOfAcknowledged, Replicas: []uint8{rec.replica}, Ops: []uint64{op},
-		Detail: fmt.Sprintf("replica %d "+how+" in its DoViewChange for view %d (at %.3f s) after acknowledging it as %s, and op %d is committed as that prepare",
-			rec.replica, op, rec.view, float64(rec.atNs)/1e9, rec.id, op)})
+		Detail: fmt.Sprintf("replica %d "+how+" in its DoViewChange for view %d (at %.3f s) after acknowledging it as %s in view %d (at %.3f s), and op %d is committed as that prepare",
+			rec.replica, op, rec.view, float64(rec.atNs)/1e9, rec.id, rec.ack.view, float64(rec.ack.atNs)/1e9, op)})
 }
 
 // committedNacks checks the nacks held for op, just committed for the first
@@ -332,14 +343,15 @@ func (c *Checker) AuditDurability(nowNs int64) {
 	}
 	for r := range uint8(c.replicas) {
 		for op := uint64(1); op <= uint64(len(c.canon)); op++ {
-			id, ok := c.acks[ackKey{r, op}]
-			want := c.canon[op-1].header.Checksum()
+			ack, ok := c.acks[ackKey{r, op}]
+			id, want := ack.id, c.canon[op-1].header.Checksum()
 			if !ok || id != want || c.disks.Faultable(r, op) || c.disks.Misdirected(r, op) {
 				continue
 			}
 			if !c.disks.HoldsPrepare(r, op, id) {
 				c.fail(Violation{Name: CommittedOpLost, Replicas: []uint8{r}, Ops: []uint64{op},
-					Detail: fmt.Sprintf("replica %d acknowledged op %d (%s), which is committed, and its disk no longer holds it, though no fault may touch that slot", r, op, id)})
+					Detail: fmt.Sprintf("replica %d acknowledged op %d (%s) in view %d (at %.3f s), which is committed, and its disk no longer holds it, though no fault may touch that slot",
+						r, op, id, ack.view, float64(ack.atNs)/1e9)})
 				return
 			}
 		}
@@ -349,6 +361,6 @@ func (c *Checker) AuditDurability(nowNs int64) {
 // Acknowledged returns the identity replica r last acknowledged op with, if
 // it ever did (PrepareOk or a primary's own acknowledgement).
 func (c *Checker) Acknowledged(r uint8, op uint64) (wire.U128, bool) {
-	id, ok := c.acks[ackKey{r, op}]
-	return id, ok
+	ack, ok := c.acks[ackKey{r, op}]
+	return ack.id, ok
 }

@@ -404,6 +404,10 @@ func TestImplicitNackOfAcknowledged(t *testing.T) {
 			if v := f.c.Violation(); v != nil && !strings.Contains(v.Detail, fmt.Sprintf("voted head op %d, below op %d", p.op()-1, p.op())) {
 				t.Fatalf("the violation does not name the head it voted: %s", v.Detail)
 			}
+			// It names the acknowledgement it breaks, with its view and time.
+			if v := f.c.Violation(); v != nil && !strings.Contains(v.Detail, "in view 0 (at ") {
+				t.Fatalf("the violation does not name the acknowledgement: %s", v.Detail)
+			}
 		})
 	}
 }
