@@ -135,3 +135,17 @@ func TestEvictedOpsExplainTheStall(t *testing.T) {
 		t.Fatalf("with Iggy's ring: outcome %v, liveness %v (%s %s)", res.Outcome, res.Liveness, res.Violation, res.Explanation)
 	}
 }
+
+// TestCommittedBodyLostBeyondTheBoundExplainsTheStall scripts swarm seed
+// 15397073285662094362 (no memory-loss bound): both replicas that had
+// committed partition group 3's op 1 restarted, and the primary of the new
+// view knew the op by header alone. Nobody can repair it: beyond the bound
+// that stall is explained (and counted), not failed.
+func TestCommittedBodyLostBeyondTheBoundExplainsTheStall(t *testing.T) {
+	res := Run(Swarm(15397073285662094362), nil)
+	if res.Outcome != Pass || res.Liveness != LivenessExplained ||
+		!strings.Contains(res.Explanation, "no core replica's memory journal holds its prepare") {
+		t.Fatalf("outcome %v, liveness %v, explanation %q, violation %q: want the lost body explained",
+			res.Outcome, res.Liveness, res.Explanation, res.Violation)
+	}
+}

@@ -802,11 +802,55 @@ func (v *vopr) amnesiaStall(id uint64) (stalled, converged bool, detail string) 
 		}
 		view, first = g.View(), false
 	}
+	if !converged && v.c.Checker.BeyondBound() {
+		if op, ok := v.bodyLostEverywhere(id); ok {
+			return true, converged, fmt.Sprintf("partition group %d: op %d is committed, and no core replica's memory journal holds its prepare (lost with the memory journals of the replicas that held it)", id, op)
+		}
+	}
 	if amnesiac == 0 || primary || kept >= qvc || !v.c.Checker.BeyondBound() {
 		return false, converged, ""
 	}
 	return true, converged, fmt.Sprintf("partition group %d: %d core replicas lost its memory journal and withhold their votes, %d kept it, fewer than a view-change quorum (%d), and none is its Normal primary", id, amnesiac, kept, qvc)
 }
+
+// bodyLostEverywhere returns the lowest op of partition group id that a
+// core replica knows committed (commit_max) but no core replica has applied
+// and no core replica's memory journal holds: beyond the memory-loss bound
+// the replicas that held its prepare may all have lost it (seed
+// 15397073285662094362: a primary that knew op 1 by header alone, after
+// both replicas that had committed it restarted), and nothing can repair it.
+func (v *vopr) bodyLostEverywhere(id uint64) (uint64, bool) {
+	low, high := ^uint64(0), uint64(0)
+	for i, rn := range v.c.Replicas {
+		if !v.core[i] || rn.Replica() == nil {
+			continue
+		}
+		g, ok := rn.Replica().PartitionGroup(id)
+		if !ok {
+			return 0, false
+		}
+		low, high = min(low, g.CommitMin()+1), max(high, g.CommitMax())
+	}
+	for op := low; op <= high && op < low+partitionLostScanMax; op++ {
+		held, applied := false, false
+		for i, rn := range v.c.Replicas {
+			if !v.core[i] || rn.Replica() == nil {
+				continue
+			}
+			g, _ := rn.Replica().PartitionGroup(id)
+			has, _ := rn.Replica().PartitionJournalHolds(id, op)
+			held = held || has
+			applied = applied || g.CommitMin() >= op
+		}
+		if !held && !applied {
+			return op, true
+		}
+	}
+	return 0, false
+}
+
+// partitionLostScanMax bounds bodyLostEverywhere's scan of one group.
+const partitionLostScanMax = 4096
 
 // evictedStall reports whether partition group id is stalled on the core
 // because a core replica needs an op that every core replica's journal
