@@ -196,19 +196,3 @@ func NeverFired(fired map[string]int) []Probe {
 	}
 	return out
 }
-
-// Undeclared returns the names in fired that no declaration covers.
-func Undeclared(fired map[string]int) []string {
-	catalogue := ProbeCatalogue()
-	var out []string
-	for name := range fired {
-		if strings.HasPrefix(name, "canary: ") || strings.HasPrefix(name, partitionPlanePrefix+"canary: ") {
-			continue
-		}
-		if _, ok := declaredProbe(catalogue, name); !ok {
-			out = append(out, name)
-		}
-	}
-	sort.Strings(out)
-	return out
-}

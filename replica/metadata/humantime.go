@@ -233,12 +233,11 @@ func (p *humantimeParser) add(n uint64, frac *humantimeFraction, unit string) bo
 	}
 	// The fraction: whole nanoseconds below the hour, whole seconds from
 	// the hour up; nothing finer than a nanosecond.
-	scaledNanos := map[uint64]uint64{1_000: 1_000, 1_000_000: 1_000_000}
 	switch {
 	case mulNanos == 1:
 		return false
 	case mulNanos != 0:
-		v, good := mul(frac.num, scaledNanos[mulNanos])
+		v, good := mul(frac.num, mulNanos)
 		if !good || v%frac.den != 0 {
 			return false
 		}

@@ -420,9 +420,6 @@ func (s *SegmentLog) Busy(slot int) bool {
 // write stays in memory; probe "segment log full").
 func (s *SegmentLog) Full(slot int) bool { s.checkSlot(slot); return s.slots[slot].full }
 
-// Pending reports how many flushes are queued or in flight.
-func (s *SegmentLog) Pending() int { return s.inFlight + len(s.queue) }
-
 func (s *SegmentLog) want(slot int) {
 	sl := &s.slots[slot]
 	if sl.flushing || sl.queued || sl.full || len(sl.buffered) == 0 {
