@@ -218,7 +218,10 @@ func TestSentBeforeDurable(t *testing.T) {
 // TestNackOfAcknowledged: a replica that acknowledged a prepare may not nack
 // it once it is committed as that prepare, whenever the commit is learnt;
 // it may nack an op it never acknowledged, and an acknowledged op that is
-// never committed (a view change may truncate it).
+// never committed (a view change may truncate it). Each row runs twice: a
+// nack bit, and a vote whose head is below the op (an implicit nack, which
+// the merge may truncate just as well), whose violation names the head it
+// voted and the acknowledgement it breaks.
 func TestNackOfAcknowledged(t *testing.T) {
 	for _, tc := range []struct {
 		name         string
@@ -236,27 +239,40 @@ func TestNackOfAcknowledged(t *testing.T) {
 		{"acknowledged, slot misdirected", true, true, true, true, false, ""},
 		{"acknowledged, then forgotten by a reconcile", true, false, true, false, true, ""},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f, d, p := proposedOnDisks(t)
-			if tc.misdirect {
-				d.misdirects[slotKey{1, p.op()}] = true
-			}
-			if tc.ack {
-				f.c.Sent(f.tick(), 1, prepareOk(0, 1, p))
-			}
-			if tc.forget {
-				f.group(1, vsr.Event{Kind: vsr.EventReconciled, View: 1, Op: p.op() - 1})
-			}
-			if tc.commitBefore {
-				f.commit(0)
-			}
-			d.view[1] = [2]uint32{1, 0}
-			f.c.Sent(f.tick(), 1, doViewChange(f, 1, 0, 1, p.op()-1, p.op()))
-			if tc.commit && !tc.commitBefore {
-				f.commit(0)
-			}
-			wantOutcome(t, f, tc.want, 1, p.op())
-		})
+		for _, implicit := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, implicit %v", tc.name, implicit), func(t *testing.T) {
+				f, d, p := proposedOnDisks(t)
+				if tc.misdirect {
+					d.misdirects[slotKey{1, p.op()}] = true
+				}
+				if tc.ack {
+					f.c.Sent(f.tick(), 1, prepareOk(0, 1, p))
+				}
+				if tc.forget {
+					f.group(1, vsr.Event{Kind: vsr.EventReconciled, View: 1, Op: p.op() - 1})
+				}
+				if tc.commitBefore {
+					f.commit(0)
+				}
+				d.view[1] = [2]uint32{1, 0}
+				vote := doViewChange(f, 1, 0, 1, p.op()-1, p.op())
+				if implicit {
+					vote = doViewChangeBelow(f, 1, 0, 1, p.op()-1, p.op()-1)
+				}
+				f.c.Sent(f.tick(), 1, vote)
+				if tc.commit && !tc.commitBefore {
+					f.commit(0)
+				}
+				wantOutcome(t, f, tc.want, 1, p.op())
+				v := f.c.Violation()
+				if v != nil && implicit && !strings.Contains(v.Detail, fmt.Sprintf("voted head op %d, below op %d", p.op()-1, p.op())) {
+					t.Fatalf("the violation does not name the head it voted: %s", v.Detail)
+				}
+				if v != nil && !strings.Contains(v.Detail, "in view 0 (at ") {
+					t.Fatalf("the violation does not name the acknowledgement: %s", v.Detail)
+				}
+			})
+		}
 	}
 }
 
@@ -359,55 +375,4 @@ func doViewChangeBelow(f *fakeCluster, view, logView uint32, from uint8, commit,
 	x := wire.DoViewChangeHeader{Prefix: wire.Prefix{View: view, Replica: from}, Op: head, Commit: commit,
 		Group: wire.MetadataGroup, LogView: logView, PresentBitset: present}
 	return wire.BuildFrame(&x, wire.EncodeSuffix(entries))
-}
-
-// TestImplicitNackOfAcknowledged: a DoViewChange whose head is below an op
-// its sender acknowledged nacks that op as surely as a nack bit would (the
-// merge may truncate it): once the op commits as that prepare it fails
-// "nack of an acknowledged op", naming the head it voted. An op never
-// acknowledged, never committed, forgotten by a reconcile, or on a
-// misdirected slot does not.
-func TestImplicitNackOfAcknowledged(t *testing.T) {
-	for _, tc := range []struct {
-		name                              string
-		ack, commitBefore, commit, forget bool
-		misdirect                         bool
-		want                              string
-	}{
-		{"never acknowledged", false, false, true, false, false, ""},
-		{"acknowledged, committed before the vote", true, true, true, false, false, checker.NackOfAcknowledged},
-		{"acknowledged, committed after the vote", true, false, true, false, false, checker.NackOfAcknowledged},
-		{"acknowledged, never committed", true, false, false, false, false, ""},
-		{"acknowledged, then forgotten by a reconcile", true, false, true, true, false, ""},
-		{"acknowledged, slot misdirected", true, true, true, false, true, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f, d, p := proposedOnDisks(t)
-			if tc.misdirect {
-				d.misdirects[slotKey{1, p.op()}] = true
-			}
-			if tc.ack {
-				f.c.Sent(f.tick(), 1, prepareOk(0, 1, p))
-			}
-			if tc.forget {
-				f.group(1, vsr.Event{Kind: vsr.EventReconciled, View: 1, Op: p.op() - 1})
-			}
-			if tc.commitBefore {
-				f.commit(0)
-			}
-			d.view[1] = [2]uint32{1, 0}
-			f.c.Sent(f.tick(), 1, doViewChangeBelow(f, 1, 0, 1, p.op()-1, p.op()-1))
-			if tc.commit && !tc.commitBefore {
-				f.commit(0)
-			}
-			wantOutcome(t, f, tc.want, 1, p.op())
-			if v := f.c.Violation(); v != nil && !strings.Contains(v.Detail, fmt.Sprintf("voted head op %d, below op %d", p.op()-1, p.op())) {
-				t.Fatalf("the violation does not name the head it voted: %s", v.Detail)
-			}
-			// It names the acknowledgement it breaks, with its view and time.
-			if v := f.c.Violation(); v != nil && !strings.Contains(v.Detail, "in view 0 (at ") {
-				t.Fatalf("the violation does not name the acknowledgement: %s", v.Detail)
-			}
-		})
-	}
 }

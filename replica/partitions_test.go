@@ -27,6 +27,20 @@ func applyMetadata(t *testing.T, g *forwardRig, op uint64, operation wire.Operat
 	}
 }
 
+// writeSlot makes slot hold group's superblock record (state, held) before
+// any group is built, as a replica that ran it before its restart left it.
+func writeSlot(t *testing.T, g *forwardRig, slot int, group uint64, state wire.VsrState, held bool) {
+	t.Helper()
+	done := false
+	g.r.parts.store.Recover(slot, group)
+	g.r.parts.store.Write(slot, group, state, held, func() { done = true })
+	for g.loop.Step() {
+	}
+	if !done {
+		t.Fatal("the setup's state write did not complete")
+	}
+}
+
 // TestGroupsOfOneCommitDoNotTakeEachOthersSlot scripts VOPR seed
 // 2345597566921490960 (one replica, restarted 88 times): replaying its
 // log, the replica rebuilt the groups one CreateTopic minted in id order,
@@ -39,14 +53,7 @@ func TestGroupsOfOneCommitDoNotTakeEachOthersSlot(t *testing.T) {
 	applyMetadata(t, g, 1, wire.OperationCreateStream, metadata.CreateStream{Name: "s"}.Encode())
 	// Before the crash, group 2 (the second partition of the topic below)
 	// kept its state in slot 0; group 1 never wrote one.
-	done := false
-	g.r.parts.store.Recover(0, 2)
-	g.r.parts.store.Write(0, 2, wire.VsrState{View: 7, LogView: 7}, false, func() { done = true })
-	for g.loop.Step() {
-	}
-	if !done {
-		t.Fatal("the setup's state write did not complete")
-	}
+	writeSlot(t, g, 0, 2, wire.VsrState{View: 7, LogView: 7}, false)
 	applyMetadata(t, g, 2, wire.OperationCreateTopic, metadata.CreateTopic{Stream: metadata.Named("s"), PartitionsCount: 2,
 		Name: "t"}.Encode())
 	ids := g.r.PartitionGroups()
@@ -71,14 +78,7 @@ func TestGroupsOfOneCommitDoNotTakeEachOthersSlot(t *testing.T) {
 func TestHeldSurvivesTheStateWritesAfterARestart(t *testing.T) {
 	g := openFresh(t, 1)
 	applyMetadata(t, g, 1, wire.OperationCreateStream, metadata.CreateStream{Name: "s"}.Encode())
-	done := false
-	g.r.parts.store.Recover(0, 1)
-	g.r.parts.store.Write(0, 1, wire.VsrState{View: 3, LogView: 3, CommitMax: 2}, true, func() { done = true })
-	for g.loop.Step() {
-	}
-	if !done {
-		t.Fatal("the setup's state write did not complete")
-	}
+	writeSlot(t, g, 0, 1, wire.VsrState{View: 3, LogView: 3, CommitMax: 2}, true)
 	applyMetadata(t, g, 2, wire.OperationCreateTopic, metadata.CreateTopic{Stream: metadata.Named("s"), PartitionsCount: 1,
 		Name: "t"}.Encode())
 	pg := g.r.parts.groups[1]
@@ -108,14 +108,7 @@ func TestHeldSurvivesTheStateWritesAfterARestart(t *testing.T) {
 func TestReconcileOfAHeldLogWaitsForHeld(t *testing.T) {
 	g := openFresh(t, 0)
 	applyMetadata(t, g, 1, wire.OperationCreateStream, metadata.CreateStream{Name: "s"}.Encode())
-	done := false
-	g.r.parts.store.Recover(0, 1)
-	g.r.parts.store.Write(0, 1, wire.VsrState{View: 1, LogView: 1}, false, func() { done = true })
-	for g.loop.Step() {
-	}
-	if !done {
-		t.Fatal("the setup's state write did not complete")
-	}
+	writeSlot(t, g, 0, 1, wire.VsrState{View: 1, LogView: 1}, false)
 	applyMetadata(t, g, 2, wire.OperationCreateTopic, metadata.CreateTopic{Stream: metadata.Named("s"), PartitionsCount: 1,
 		Name: "t"}.Encode())
 	pg := g.r.parts.groups[1]
