@@ -806,15 +806,19 @@ type stateWrite struct {
 // Append journals frame in memory; its completion waits until held is
 // durable.
 func (j *partitionJournal) Append(frame []byte, done func()) {
-	j.MemJournal.Append(frame, func() {
-		if j.held {
-			done()
-			return
-		}
-		j.waiters = append(j.waiters, done)
-		j.wantHeld = true
-		j.kick()
-	})
+	j.MemJournal.Append(frame, func() { j.afterHeld(done) })
+}
+
+// afterHeld runs done once held is durable: at once if it is, else once
+// the store write recording it is done.
+func (j *partitionJournal) afterHeld(done func()) {
+	if j.held {
+		done()
+		return
+	}
+	j.waiters = append(j.waiters, done)
+	j.wantHeld = true
+	j.kick()
 }
 
 // Reconcile adopts a canonical log; when the log is not empty, its
@@ -825,13 +829,11 @@ func (j *partitionJournal) Append(frame []byte, done func()) {
 // empty log (VOPR seed 358).
 func (j *partitionJournal) Reconcile(head uint64, canonical []wire.Header, done func()) {
 	j.MemJournal.Reconcile(head, canonical, func() {
-		if j.held || head == 0 {
+		if head == 0 {
 			done()
 			return
 		}
-		j.waiters = append(j.waiters, done)
-		j.wantHeld = true
-		j.kick()
+		j.afterHeld(done)
 	})
 }
 
