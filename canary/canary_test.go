@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/iggy-vopr/vopr/sim"
 )
@@ -14,6 +15,7 @@ var (
 	seedsFlag    = flag.Int("canary.seeds", 4000, "how many swarm seeds (1..N) the campaign may run")
 	parallelFlag = flag.Int("canary.parallel", runtime.GOMAXPROCS(0), "simulations at once")
 	keepGoing    = flag.Bool("canary.keep-going", false, "run every seed and report every one that catches the canary")
+	seedFlag     = flag.Uint64("canary.seed", 0, "TestCanaryPorcupine: the seed to run again with porcupine")
 )
 
 // TestCanary runs the campaign against the canary this test binary was
@@ -111,4 +113,19 @@ func campaign(n, parallel int, stopEarly bool) []sim.Result {
 	}
 	wg.Wait()
 	return results
+}
+
+// TestCanaryPorcupine runs one seed (-canary.seed, the campaign's first
+// failing one) of the canary build again with porcupine (sim.Outputs) and
+// logs its verdict as porcupine=WORD: run.sh -go requires "illegal" where
+// the failure is client-visible (issue 12 item 6).
+func TestCanaryPorcupine(t *testing.T) {
+	if Tag == "" || *seedFlag == 0 {
+		t.Skip("needs a canary tag and -canary.seed")
+	}
+	r := sim.RunWith(sim.Swarm(*seedFlag), sim.Outputs{Porcupine: true, PorcupineTimeout: 60 * time.Second})
+	if r.Porcupine == nil {
+		t.Fatalf("seed %d: no porcupine verdict: %s: %s", *seedFlag, r.Outcome, r.Violation)
+	}
+	t.Logf("seed %d: %s: %s; porcupine=%s (%v)", *seedFlag, r.Outcome, r.Violation, r.Porcupine.Word(), r.Porcupine)
 }

@@ -37,6 +37,7 @@ canary_vote_drops_tail          129 nack of an acknowledged op|committed op lost
 canary_delete_keeps_name        129 non-linearizable reply
 canary_rename_keeps_old_name    129 non-linearizable reply
 canary_topic_name_global        129 non-linearizable reply
+canary_stale_startview_accepted 129 acknowledged op truncated|nack of an acknowledged op|committed op lost|committed op replaced|divergent commit
 canary_heartbeat_reset          128 the core kept changing views after it converged
 canary_partition_reply_before_commit 129 lost write
 canary_poll_uncommitted         129 G1a aborted read|inconsistent offsets
@@ -126,6 +127,27 @@ while read -r tag want expect; do
 	else
 		echo "canary $tag: caught seeds-to-catch=$seed exit=$rc violation: $violation"
 		report="$report$tag caught seed=$seed\n"
+		# A client-visible failure (a reply the model in canonical order
+		# does not give) must be one porcupine finds too: the seed again,
+		# with the clients' metadata history given to porcupine under the
+		# checker's reference model (issue 12 item 6).
+		case "$violation" in
+		"non-linearizable reply"*)
+			if [ $mode = vopr ]; then
+				verdict=$("bin/vopr-$tag" -seed "$seed" -porcupine 2>/dev/null | sed -n 's/^seed=.* porcupine=\([a-z]*\)$/\1/p')
+			else
+				verdict=$($GO test -count=1 -tags "$tag" ./canary -run '^TestCanaryPorcupine$' -v -canary.seed "$seed" 2>&1 |
+					sed -n 's/.*porcupine=\([a-z]*\).*/\1/p' | head -n 1)
+			fi
+			if [ "$verdict" = illegal ]; then
+				echo "canary $tag: porcupine agrees at seed $seed: not linearizable"
+			else
+				echo "canary $tag: PORCUPINE DISAGREES at seed $seed: porcupine=${verdict:-none}, the checker: $violation"
+				failed=1
+				report="$report$tag porcupine-disagrees seed=$seed\n"
+			fi
+			;;
+		esac
 	fi
 done <"$logdir/suite.txt"
 

@@ -188,6 +188,14 @@ func Suite() []Canary {
 			Expect:  []string{"non-linearizable reply"},
 		},
 		{
+			Tag:     "canary_stale_startview_accepted",
+			Site:    "replica/vsr/viewchange.go onStartView",
+			Breaks:  "a recovering replica installs a StartView that answered its earlier incarnation's probe, truncating ops that incarnation acknowledged (consensus.md correction 6)",
+			Probed:  true,
+			Outcome: sim.Correctness,
+			Expect:  []string{"acknowledged op truncated", "nack of an acknowledged op", "committed op lost", "committed op replaced", "divergent commit"},
+		},
+		{
 			Tag:     "canary_heartbeat_reset",
 			Site:    "replica/vsr/normal.go becomeNormal",
 			Breaks:  "a new primary restarts its heartbeat token from zero, so its backups ignore its heartbeats and keep starting view changes",

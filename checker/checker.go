@@ -271,7 +271,7 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 	case vsr.EventAcked:
 		c.ownAck(r, g)
 	case vsr.EventReconciled:
-		c.reconciled(r, g.Op)
+		c.reconciled(r, g.View, g.Op)
 	case vsr.EventStatus:
 		c.note("replica %d is %v in view %d (log_view %d, op %d, commit %d)", r, g.Status, g.View, g.LogView, g.Op, g.Commit)
 		if g.Status == vsr.StatusNormal && g.LogView == g.View {

@@ -145,7 +145,22 @@ func (c *Checker) ownAck(r uint8, g vsr.Event) {
 // log_view over a log that ends at head (ops the new view's merge proved
 // uncommitted), so the log r adopted for its old log_view is held to head
 // at most from now on.
-func (c *Checker) reconciled(r uint8, head uint64) {
+//
+// A log only grows within a view: every op r acknowledged in view was
+// prepared by the view's primary, whose log holds it from then on, so no
+// log of that view r can adopt ends below it. A reconcile in view below an
+// op r acknowledged in view is a replica taking back an acknowledgement
+// that may have committed the op (consensus.md correction 6: a StartView
+// that answered an earlier incarnation's probe, installed).
+func (c *Checker) reconciled(r uint8, view uint32, head uint64) {
+	for op := head + 1; op <= c.ackMax[r]; op++ {
+		if ack, ok := c.acks[ackKey{r, op}]; ok && ack.view == view {
+			c.fail(Violation{Name: AckedOpTruncated, Replicas: []uint8{r}, Ops: []uint64{op},
+				Detail: fmt.Sprintf("replica %d adopted a log of view %d that ends at op %d, after acknowledging op %d as %s in that view (at %.3f s): a view's log only grows",
+					r, view, head, op, ack.id, float64(ack.atNs)/1e9)})
+			return
+		}
+	}
 	for op := head + 1; op <= c.ackMax[r]; op++ {
 		delete(c.acks, ackKey{r, op})
 	}

@@ -376,3 +376,27 @@ func doViewChangeBelow(f *fakeCluster, view, logView uint32, from uint8, commit,
 		Group: wire.MetadataGroup, LogView: logView, PresentBitset: present}
 	return wire.BuildFrame(&x, wire.EncodeSuffix(entries))
 }
+
+// TestReconcileBelowAnAckOfItsOwnView: a replica that adopts a log of view
+// V ending below an op it acknowledged in V takes the acknowledgement back
+// (a StartView of its earlier incarnation installed: consensus.md
+// correction 6). A reconcile of a later view below the op is the merge's
+// right: the acknowledgement is void.
+func TestReconcileBelowAnAckOfItsOwnView(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		ackView uint32
+		logView uint32
+		want    string
+	}{
+		{"the same view", 0, 0, checker.AckedOpTruncated},
+		{"a later view", 0, 1, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, _, p := proposedOnDisks(t)
+			f.c.Sent(f.tick(), 1, prepareOk(tc.ackView, 1, p))
+			f.group(1, vsr.Event{Kind: vsr.EventReconciled, View: tc.logView, Op: p.op() - 1})
+			wantOutcome(t, f, tc.want, 1, p.op())
+		})
+	}
+}

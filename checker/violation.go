@@ -27,6 +27,7 @@ const (
 	NackOfAcknowledged   = "nack of an acknowledged op"   // a DoViewChange nacked an op its sender acknowledged, and the op is committed
 	CommittedOpLost      = "committed op lost"            // a replica's disk lost a committed prepare it acknowledged (lost write)
 	LogShorterThanView   = "log_view without its log"     // a DoViewChange of log_view L ends below the log its sender adopted for L
+	AckedOpTruncated     = "acknowledged op truncated"    // a replica adopted a log of view V ending below an op it acknowledged in V
 )
 
 // Violation is one broken invariant with its evidence.

@@ -92,6 +92,13 @@ type Cluster struct {
 	// onPeerFrame, when set, sees every frame a replica receives from a
 	// peer, as it is delivered (the -capture file).
 	onPeerFrame func(from, to uint8, frame []byte)
+	// onPeerSend, when set, sees every frame a replica hands the network
+	// for a peer, after the checker; it reports whether it took the frame
+	// (the stale-answer nemesis holds one).
+	onPeerSend func(from uint8, c network.ConnID, frame []byte) bool
+	// metadataLimits: the replicas' metadata ceilings, as the checker's
+	// model takes them.
+	metadataLimits refmodel.Limits
 
 	disks *clusterDisks
 }
@@ -116,8 +123,9 @@ func NewCluster(o ClusterOptions) *Cluster {
 		storage.AtlasOptions{Clean: []string{journal.ZoneSuperblock, partition.ZoneSuperblocks}, Linked: [][2]string{{journal.ZoneHeaders, journal.ZonePrepares}}})
 	c.Checker = checker.New(o.Replicas)
 	l := cfg0.MetadataLimits()
-	c.Checker.SetMetadataLimits(refmodel.Limits{Streams: l.Streams, TopicsPerStream: l.TopicsPerStream, PartitionID: l.PartitionID,
-		Partitions: l.Partitions})
+	c.metadataLimits = refmodel.Limits{Streams: l.Streams, TopicsPerStream: l.TopicsPerStream, PartitionID: l.PartitionID,
+		Partitions: l.Partitions}
+	c.Checker.SetMetadataLimits(c.metadataLimits)
 	for i := range o.Replicas {
 		n := &ReplicaNode{c: c, id: uint8(i), conns: map[network.ConnID]connKind{}}
 		n.clock = kernel.DrawClock(c.Streams.Stream(fmt.Sprintf("clock.%d", i)), o.ClockOffsetMaxNs, o.ClockDriftMaxPPB)
@@ -466,6 +474,9 @@ func (t peerTransport) Dial(peer uint8) bus.ConnID {
 // is a promise about its sender's disk (checker.Sent).
 func (t peerTransport) Send(c bus.ConnID, frame []byte) bool {
 	t.n.c.Checker.Sent(t.n.c.Loop.Now(), t.n.id, frame)
+	if t.n.c.onPeerSend != nil && t.n.c.onPeerSend(t.n.id, network.ConnID(c), frame) {
+		return true // held: as if queued
+	}
 	return t.n.c.Net.Send(network.ConnID(c), network.NodeID(t.n.id), frame)
 }
 

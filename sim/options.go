@@ -67,6 +67,13 @@ type Options struct {
 
 	// Targeted nemeses.
 	Rollback bool // the rollback nemesis drives the partitions (rollback.go); needs PartitionMode none, 3 replicas or more to act
+	// StaleAnswers: the stale-answer nemesis (stale.go) delivers a probe's
+	// StartView to its addressee's next incarnation; needs 2 replicas to act.
+	StaleAnswers bool
+	// ViewChangeFaults: the view-change fault nemesis (vcfaults.go) crashes
+	// a primary whose head ops no backup received, with their slots
+	// damaged on its disk; needs 2 replicas to act.
+	ViewChangeFaults bool
 
 	// The partition planes. MemoryLossBounded: at most f = n - q_vc
 	// replicas are without partition memory at once (down, or restarted
@@ -190,6 +197,20 @@ func Swarm(seed uint64) Options {
 	if r.IntN(8) == 0 {
 		o.EvictedRing = int(math.Round(4 * math.Pow(16, r.Float64())))
 	}
+	// Drawn last: a sixth of the seeds with two replicas or more run the
+	// stale-answer nemesis, which crashes a backup twice around a held
+	// StartView: the path of consensus.md correction 6's incarnation guard,
+	// which no random fault reaches.
+	o.StaleAnswers = o.Replicas >= 2 && r.IntN(6) == 0
+	// Drawn last: a sixth of the seeds with two replicas or more run the
+	// view-change fault nemesis, so that merges meet ops whose only body is
+	// damaged and must truncate them on a nack quorum.
+	// Random partitions go off for it, as for the rollback nemesis: it
+	// splits the replicas itself.
+	o.ViewChangeFaults = o.Replicas >= 2 && r.IntN(6) == 0
+	if o.ViewChangeFaults && !o.Rollback {
+		o.PartitionMode = network.PartitionNone
+	}
 	return o
 }
 
@@ -202,6 +223,8 @@ func (o *Options) NoFaults() {
 	o.CrashProbability, o.PauseProbability = 0, 0
 	o.ClockOffsetMaxNs, o.ClockDriftMaxPPB = 0, 0
 	o.Rollback = false
+	o.StaleAnswers = false
+	o.ViewChangeFaults = false
 }
 
 // LongSafetyTicks is the safety phase's tick budget of a long run (vopr
@@ -328,7 +351,8 @@ func (o *Options) Fields() []Field {
 		{"clock-offset-ns", i(o.ClockOffsetMaxNs)}, {"clock-drift-ppb", i(o.ClockDriftMaxPPB)},
 		{"auth", strconv.FormatBool(o.Auth)}, {"rotation", strconv.FormatBool(o.RotationWindow)},
 		{"repair-any-peer", strconv.FormatBool(o.RepairAnyPeer)},
-		{"rollback", strconv.FormatBool(o.Rollback)},
+		{"rollback", strconv.FormatBool(o.Rollback)}, {"stale-answers", strconv.FormatBool(o.StaleAnswers)},
+		{"view-change-faults", strconv.FormatBool(o.ViewChangeFaults)},
 		{"memory-loss-bounded", strconv.FormatBool(o.MemoryLossBounded)}, {"sends", strconv.FormatBool(o.Sends)},
 		{"flush-messages", i(int64(o.FlushMessages))}, {"evicted-ring", i(int64(o.EvictedRing))},
 	}

@@ -39,6 +39,11 @@ const (
 	famTable     = "more clients than client-table slots"
 	famJournal   = "a full journal (-long)"
 	famFaults    = "the fault classes themselves"
+	famStale     = "the stale-answer nemesis"
+	famVCFaults  = "the view-change fault nemesis"
+	// famBeyondStorage: crashes beyond the memory-loss bound (whole-cluster
+	// crashes) over storage faults, where merges meet damaged votes.
+	famBeyondStorage = "crashes beyond the memory-loss bound, with storage faults"
 )
 
 // partitionPlanePrefix is how a partition group's consensus probes are
@@ -52,6 +57,15 @@ func ProbeCatalogue() []Probe {
 		{Name: "DoViewChange reports headers that do not chain as unknown", Meaning: "a vote's suffix had headers off the hash chain: they are taken as unknown", Scenario: famRollback},
 		{Name: "RangeEvicted sent", Meaning: "a repair asked for ops below the journal's retained floor", Scenario: famRing},
 		{Name: "StartView without headers", Meaning: "a StartView named an op above commit_min but carried no headers: a full one is asked for", Scenario: famPartition},
+		{Name: "StartView below commit_min skipped", Meaning: "a StartView of our log_view below commit_min was skipped (consensus.md correction 5)", Scenario: famCrash},
+		{Name: "acks held until the view is durable", Meaning: "a backup held its acks while its log_view was only in memory (trap: ungated acks)", Scenario: famAny},
+		{Name: "acks stop below a hole", Meaning: "a backup held a durable op above a missing one and acked neither (trap: acking above a hole)", Scenario: famAny},
+		{Name: "commit walk met another prepare at the op: repaired, not applied", Meaning: "the journal held another prepare at the op to apply (trap: commit walk without identity check)", Scenario: famRollback},
+		{Name: "prepare of another identity than the slot's: not acknowledged", Meaning: "a committed op's slot held another prepare than the one retransmitted (trap: re-ack by slot occupancy)", Scenario: famRollback},
+		{Name: "prepare of another identity than the view's: ignored", Meaning: "a prepare at an op whose canonical header differs was ignored (trap: re-ack by slot occupancy)", Scenario: famRollback},
+		{Name: "prepare replaces another prepare in its slot", Meaning: "a backup journaled the view's prepare over another one in its slot (trap: re-ack by slot occupancy)", Scenario: famRollback},
+		{Name: "vote reports a damaged slot's op unknown, not nacked", Meaning: "a vote reported a slot it could not read as unknown, not as never prepared (trap: torn tail versus corrupt head)", Scenario: famStorage},
+		{Name: "adopted log replaces another prepare the journal held", Meaning: "a replica adopting a view's log held another prepare at a canonical op; the reconcile forgot its body (traps: re-ack by slot occupancy, commit walk without identity check)", Scenario: famRollback},
 		{Name: "amnesiac replica caught up: it votes again", Meaning: "a replica that lost its memory journal applied a view's log and counts again", Scenario: famCrash},
 		{Name: "amnesiac replica votes knowing nothing", Meaning: "two replicas: an amnesiac backup votes an empty log (DEVIATIONS 51)", Scenario: famCrash},
 		{Name: "amnesiac replica withholds its DoViewChange", Meaning: "a replica that lost its memory journal does not vote until caught up", Scenario: famCrash},
@@ -79,7 +93,7 @@ func ProbeCatalogue() []Probe {
 		{Name: "repaired prepare dropped: its body is corrupt", Meaning: "a repaired prepare failed its body checksum", Scenario: famWire},
 		{Name: "repaired prepare rejected: not canonical", Meaning: "a repaired prepare's identity differs from the canonical header", Scenario: famRollback},
 		{Name: "single replica forgot ops above a hole in its log", Meaning: "a one-replica cluster restarted with a hole and dropped what was above it", Scenario: famCrash},
-		{Name: "stale StartView ignored", Meaning: "a StartView answering an earlier incarnation's probe was ignored (consensus.md correction 6)", Scenario: famCrash},
+		{Name: "stale StartView ignored", Meaning: "a StartView answering an earlier incarnation's probe was ignored (consensus.md correction 6)", Scenario: famStale},
 		{Name: "stale primary answered with StartView", Meaning: "a replica of a newer view answered an old primary with its StartView", Scenario: famPartition},
 		{Name: "undecodable DoViewChange suffix", Meaning: "a vote's suffix did not decode", Scenario: famWire},
 		{Name: "undecodable StartView suffix", Meaning: "a StartView's suffix did not decode", Scenario: famWire},
@@ -155,6 +169,14 @@ func ProbeCatalogue() []Probe {
 		{Name: "rollback: round abandoned before a replaced op was committed over", Meaning: "a nemesis round timed out at its cut", Scenario: famRollback},
 		{Name: "rollback: round abandoned: the aimed leader's turn did not come", Meaning: "a nemesis round timed out at its aim", Scenario: famRollback},
 		{Name: "rollback: round abandoned: no view among the joined side", Meaning: "a nemesis round timed out at its bridge", Scenario: famRollback},
+		{Name: "stale answer: a probe's StartView held at its sender", Meaning: "the stale-answer nemesis held a StartView answering a probe", Scenario: famStale},
+		{Name: "stale answer: an earlier incarnation's StartView sent on the new connection", Meaning: "the held StartView went to the addressee's next incarnation", Scenario: famStale},
+		{Name: "stale answer: the sender crashed after the delivery", Meaning: "the held answer's sender crashed right after it went out, so that a view change follows", Scenario: famStale},
+		{Name: "stale answer: round abandoned", Meaning: "a stale-answer round timed out or met a view change or a crash", Scenario: famStale},
+		{Name: "stale answer: target crashed", Meaning: "the stale-answer nemesis crashed a Normal backup", Scenario: famStale},
+		{Name: "stale answer: target crashed past the held answer", Meaning: "the target, Normal above the held answer's op, crashed again", Scenario: famStale},
+		{Name: "view-change faults: primary crashed with its own head ops damaged", Meaning: "the view-change fault nemesis crashed a primary whose head ops no backup received, their slots damaged", Scenario: famVCFaults},
+		{Name: "view-change faults: round abandoned", Meaning: "no head op of the primary's own came within the round", Scenario: famVCFaults},
 		{Name: "fault: ", Meaning: "a fault class occurred in the run (crash, partition by mode, reset by cause, storage faults, clock skew)", Scenario: famFaults, Prefix: true},
 	}
 	sort.Slice(p, func(i, j int) bool { return p[i].Name < p[j].Name })

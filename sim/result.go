@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/iggy-vopr/vopr/checker"
+	"github.com/iggy-vopr/vopr/checker/linearize"
 )
 
 // Outcome is how a run ended.
@@ -137,6 +138,9 @@ type Result struct {
 	Digest          uint64
 	// Probes counts the coverage probes that fired, by name.
 	Probes map[string]int
+	// Porcupine is porcupine's verdict on the metadata history, nil unless
+	// Outputs.Porcupine asked for it.
+	Porcupine *linearize.Verdict
 }
 
 // Summary is the last line of a run's output: `key=value` words in a fixed
@@ -163,6 +167,9 @@ func (r *Result) Summary() string {
 		fmt.Sprintf("storage_faults=%d", r.StorageFaults),
 		fmt.Sprintf("frames=%d", r.Frames),
 		fmt.Sprintf("digest=%016x", r.Digest),
+	}
+	if r.Porcupine != nil {
+		words = append(words, "porcupine="+r.Porcupine.Word())
 	}
 	return strings.Join(words, " ")
 }

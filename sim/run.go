@@ -2,6 +2,7 @@ package sim
 
 import (
 	"io"
+	"time"
 
 	"github.com/iggy-vopr/vopr/network"
 )
@@ -22,6 +23,14 @@ func Run(o Options, trace io.Writer) Result {
 type Outputs struct {
 	Trace   io.Writer
 	Capture io.Writer
+	// Porcupine: after the run, check the clients' metadata history for
+	// linearizability with porcupine under the checker's reference model
+	// (checker/linearize); Result.Porcupine holds the verdict, and a
+	// history porcupine finds not linearizable fails a run the checker
+	// passed. PorcupineTimeout bounds the search in wall time (0: none): a
+	// search that runs out is Unknown, which fails nothing.
+	Porcupine        bool
+	PorcupineTimeout time.Duration
 }
 
 // RunWith is Run with every output.

@@ -215,6 +215,7 @@ func TestTraceOfTheRollbackNemesis(t *testing.T) {
 		o := Swarm(seed)
 		o.Replicas, o.Rollback, o.PartitionMode = 5, true, network.PartitionNone
 		o.CrashProbability, o.PauseProbability, o.Lite = 0, 0, true
+		o.StaleAnswers, o.ViewChangeFaults = false, false // this fixture is the rollback nemesis's
 		var trace bytes.Buffer
 		if r := Run(o, &trace); r.Outcome != Pass {
 			t.Fatalf("the seed must pass to be a fixture: %s: %s", r.Summary(), r.Violation)

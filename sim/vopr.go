@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/anishathalye/porcupine"
 	"github.com/iggy-vopr/vopr/checker"
+	"github.com/iggy-vopr/vopr/checker/linearize"
 	"github.com/iggy-vopr/vopr/network"
 	"github.com/iggy-vopr/vopr/replica"
 	"github.com/iggy-vopr/vopr/replica/vsr"
@@ -67,9 +69,12 @@ type vopr struct {
 	livenessStartCommits uint64
 
 	resetsByCause [network.ResetCauseCount]uint64
-	repartitions  uint64    // partitions that replaced another without a heal
-	diskFaults    [3]uint64 // latent sectors, corrupt sectors, misdirected writes
-	rollback      *rollback // the rollback nemesis, nil when off
+	repartitions  uint64       // partitions that replaced another without a heal
+	diskFaults    [3]uint64    // latent sectors, corrupt sectors, misdirected writes
+	rollback      *rollback    // the rollback nemesis, nil when off
+	stale         *staleAnswer // the stale-answer nemesis, nil when off
+	out           Outputs
+	vcFaults      *vcFaults // the view-change fault nemesis, nil when off
 	// groups: the partition group ids any replica built (looked up only).
 	groups  map[uint64]bool
 	capture *captureWriter // nil without -capture
@@ -89,7 +94,7 @@ func runVOPR(o Options, out Outputs, hook func(*Cluster)) (res Result) {
 		res.Outcome, res.Violation = SimError, "bad options: "+err.Error()
 		return res
 	}
-	v := &vopr{o: o, res: &res, trace: trace, faulted: true, groups: map[uint64]bool{}}
+	v := &vopr{o: o, res: &res, trace: trace, faulted: true, groups: map[uint64]bool{}, out: out}
 	defer func() {
 		if p := recover(); p != nil {
 			v.recovered(p, string(debug.Stack()))
@@ -113,6 +118,13 @@ func runVOPR(o Options, out Outputs, hook func(*Cluster)) (res Result) {
 	v.c.OnEvent = v.onEvent
 	if o.Rollback && o.Replicas >= 3 {
 		v.rollback = newRollback(v)
+	}
+	if o.StaleAnswers && o.Replicas >= 2 {
+		v.stale = newStaleAnswer(v)
+		v.c.onPeerSend = v.stale.send
+	}
+	if o.ViewChangeFaults && o.Replicas >= 2 && v.c.Atlas != nil {
+		v.vcFaults = newVCFaults(v)
 	}
 	if trace != nil {
 		v.tr = newTracer(trace, v.c, &v.o)
@@ -185,6 +197,12 @@ func (v *vopr) Fire(nowNs int64, _ uint64) (string, int32, uint64) {
 		if v.rollback.quiet() {
 			return "", 0, 0
 		}
+	}
+	if v.stale != nil {
+		v.stale.tick(nowNs)
+	}
+	if v.vcFaults != nil {
+		v.vcFaults.tick(nowNs)
 	}
 	for _, n := range v.c.Replicas {
 		switch {
@@ -1194,6 +1212,35 @@ func (v *vopr) finish() {
 	}
 	v.faultProbes()
 	r.Digest = c.Loop.Digest()
+	if v.out.Porcupine {
+		v.porcupine()
+	}
+}
+
+// porcupine asks porcupine about the clients' metadata history, and fails
+// a run the checker passed if no order explains what the clients saw.
+func (v *vopr) porcupine() {
+	var invocations []workload.Invocation
+	var completions []workload.Completion
+	for _, cl := range v.c.Clients {
+		invocations = append(invocations, cl.Invocations...)
+		completions = append(completions, cl.Completions...)
+	}
+	verdict, err := linearize.Check(invocations, completions, v.c.metadataLimits, v.out.PorcupineTimeout)
+	if err != nil {
+		if v.res.Outcome == Pass {
+			v.res.Outcome, v.res.Violation = SimError, err.Error()
+		}
+		return
+	}
+	v.res.Porcupine = &verdict
+	if v.res.Outcome == Pass && verdict.Result == porcupine.Illegal {
+		v.res.Outcome = Correctness
+		v.res.Violation = fmt.Sprintf("non-linearizable history (porcupine): no order of the %d metadata operations explains every reply the clients saw, though the checker found none wrong", verdict.Operations)
+		if verdict.First != "" {
+			v.res.Violation += "; the first reply none explains: " + verdict.First
+		}
+	}
 }
 
 // faultProbes names every fault class that occurred in the run as a probe

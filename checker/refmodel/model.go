@@ -546,3 +546,91 @@ func Reply(h wire.PrepareHeader, body []byte) []byte {
 		Operation:       h.Operation,
 	}, body)
 }
+
+// Clone returns a deep copy of the model: applying to one leaves the other
+// as it was (a linearizability search steps many copies from one state).
+func (m *Model) Clone() *Model {
+	c := &Model{limits: m.limits, highestGroup: m.highestGroup, live: m.live}
+	c.streams = make([]*stream, len(m.streams))
+	for i, s := range m.streams {
+		if s == nil {
+			continue
+		}
+		cs := &stream{name: s.name, createdAt: s.createdAt, options: cloneStored(s.options)}
+		cs.topics = make([]*topic, len(s.topics))
+		for j, t := range s.topics {
+			if t == nil {
+				continue
+			}
+			ct := *t
+			ct.options = cloneStored(t.options)
+			ct.partitions = append([]partition(nil), t.partitions...)
+			cs.topics[j] = &ct
+		}
+		c.streams[i] = cs
+	}
+	return c
+}
+
+func cloneStored(o []stored) []stored {
+	out := make([]stored, len(o))
+	for i, s := range o {
+		out[i] = s
+		out[i].value = append([]byte(nil), s.value...)
+	}
+	return out
+}
+
+// Fingerprint returns the model's state as bytes: equal states, and only
+// they, have equal fingerprints.
+func (m *Model) Fingerprint() []byte {
+	b := binary.LittleEndian.AppendUint64(nil, m.highestGroup)
+	b = binary.LittleEndian.AppendUint64(b, uint64(m.live))
+	str := func(s string) {
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(s)))
+		b = append(b, s...)
+	}
+	opts := func(o []stored) {
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(o)))
+		for _, s := range o {
+			str(s.key)
+			b = append(b, s.kind)
+			str(string(s.value))
+			if s.explicit {
+				b = append(b, 1)
+			} else {
+				b = append(b, 0)
+			}
+		}
+	}
+	for i, s := range m.streams {
+		if s == nil {
+			continue
+		}
+		b = binary.LittleEndian.AppendUint32(b, uint32(i))
+		str(s.name)
+		b = binary.LittleEndian.AppendUint64(b, s.createdAt)
+		opts(s.options)
+		for j, t := range s.topics {
+			if t == nil {
+				continue
+			}
+			b = append(b, 't')
+			b = binary.LittleEndian.AppendUint32(b, uint32(j))
+			str(t.name)
+			b = binary.LittleEndian.AppendUint64(b, t.createdAt)
+			b = binary.LittleEndian.AppendUint64(b, t.messageExpiry)
+			b = append(b, t.compression)
+			b = binary.LittleEndian.AppendUint64(b, t.maxTopicSize)
+			opts(t.options)
+			b = binary.LittleEndian.AppendUint32(b, uint32(len(t.partitions)))
+			for _, p := range t.partitions {
+				b = binary.LittleEndian.AppendUint32(b, p.id)
+				b = binary.LittleEndian.AppendUint64(b, p.group)
+				b = binary.LittleEndian.AppendUint64(b, p.createdAt)
+			}
+		}
+		b = append(b, 's')
+	}
+	return b
+}

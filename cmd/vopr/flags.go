@@ -63,6 +63,8 @@ var knobs = []knob{
 	{"rotation", false, func(o *sim.Options) any { return &o.RotationWindow }, "replicas hold two secrets, as mid-rotation (needs -auth)"},
 	{"repair-any-peer", false, func(o *sim.Options) any { return &o.RepairAnyPeer }, "backups send half their first repair requests to a random peer"},
 	{"rollback", false, func(o *sim.Options) any { return &o.Rollback }, "the rollback nemesis drives the partitions (turns random partitions off; an explicit -partition-mode turns it off)"},
+	{"stale-answers", false, func(o *sim.Options) any { return &o.StaleAnswers }, "the stale-answer nemesis: a probe's StartView held across its addressee's restart"},
+	{"view-change-faults", false, func(o *sim.Options) any { return &o.ViewChangeFaults }, "the view-change fault nemesis: a primary crashed with the slots of head ops only it holds damaged"},
 	{"memory-loss-bounded", false, func(o *sim.Options) any { return &o.MemoryLossBounded }, "at most f replicas without partition memory at once (a crash beyond waits)"},
 	{"sends", false, func(o *sim.Options) any { return &o.Sends }, "the workload sends messages to its partitions (needs -memory-loss-bounded)"},
 	{"flush-messages", false, func(o *sim.Options) any { return &o.FlushMessages }, "a segment log flushes once this many committed messages are buffered (Iggy: 1024)"},
@@ -262,6 +264,7 @@ type config struct {
 	json        bool
 	trace       string
 	capture     string
+	porcupine   bool
 	faults      faultsFlag
 	verbose     bool
 	performance bool
@@ -312,6 +315,7 @@ func parseArgs(args []string, stderr io.Writer) (cfg *config, printed bool, err 
 	fs.BoolVar(&cfg.json, "json", false, "")
 	fs.StringVar(&cfg.trace, "trace", "", "")
 	fs.StringVar(&cfg.capture, "capture", "", "")
+	fs.BoolVar(&cfg.porcupine, "porcupine", false, "")
 	fs.Var(&cfg.faults, "faults", "")
 	fs.BoolVar(&cfg.verbose, "v", false, "")
 	fs.BoolVar(&cfg.performance, "performance", false, "")
@@ -370,9 +374,11 @@ func parseArgs(args []string, stderr io.Writer) (cfg *config, printed bool, err 
 // and noted in the seed's options when the count was drawn (needsMet).
 var replicasNeeded = struct {
 	rollback int
+	nemeses  int // the stale-answer and view-change fault nemeses
 	mode     func(network.PartitionMode) int
 }{
 	rollback: 3,
+	nemeses:  2,
 	mode: func(m network.PartitionMode) int {
 		switch m {
 		case network.PartitionNone:
@@ -395,6 +401,11 @@ func (c *config) checkReplicaNeeds() error {
 	n := v.(int)
 	if rb, ok := c.given("rollback"); ok && rb.(bool) && n < replicasNeeded.rollback {
 		return &usageError{fmt.Sprintf("-rollback needs %d replicas or more, and -replicas=%d gives %d", replicasNeeded.rollback, n, n)}
+	}
+	for _, name := range []string{"stale-answers", "view-change-faults"} {
+		if on, ok := c.given(name); ok && on.(bool) && n < replicasNeeded.nemeses {
+			return &usageError{fmt.Sprintf("-%s needs %d replicas or more, and -replicas=%d gives %d", name, replicasNeeded.nemeses, n, n)}
+		}
 	}
 	if m, ok := c.given("partition-mode"); ok {
 		mode := m.(network.PartitionMode)
@@ -436,6 +447,14 @@ func needsMet(o *sim.Options) []disabled {
 	if o.Rollback && o.Replicas < replicasNeeded.rollback {
 		o.Rollback = false
 		off = append(off, disabled{"rollback", fmt.Sprintf("needs %d replicas", replicasNeeded.rollback)})
+	}
+	if o.StaleAnswers && o.Replicas < replicasNeeded.nemeses {
+		o.StaleAnswers = false
+		off = append(off, disabled{"stale-answers", fmt.Sprintf("needs %d replicas", replicasNeeded.nemeses)})
+	}
+	if o.ViewChangeFaults && o.Replicas < replicasNeeded.nemeses {
+		o.ViewChangeFaults = false
+		off = append(off, disabled{"view-change-faults", fmt.Sprintf("needs %d replicas", replicasNeeded.nemeses)})
 	}
 	if need := replicasNeeded.mode(o.PartitionMode); o.Replicas < need {
 		_, name := knobValue(knobByName("partition-mode"), o)
@@ -596,6 +615,10 @@ flags:
   -capture FILE    write every frame delivered from one replica to another to FILE, as
                    records with their own length and checksum (vopr decode reads it);
                    in a campaign, one file per seed, named as for -trace
+  -porcupine       also check the clients' metadata history with porcupine under the
+                   checker's reference model (at most 60 s of wall time a seed); the
+                   summary line ends porcupine=ok, illegal or unknown (the search ran
+                   out), and a history porcupine finds not linearizable fails the seed
   -faults MODE     swarm (default: drawn from the seed) or none (every fault off, the
                    rollback nemesis too); knob flags given explicitly still win
   -performance     run sim.Performance() once and print frames per committed op per command
@@ -609,9 +632,9 @@ worst failure's status if one was found). On a terminal, stderr shows a progress
 
 knob flags (each overrides the value the seed's swarm drew, for every seed of a campaign;
 probabilities lie in [0, 1]; durations are nanoseconds of virtual time, ticks 10 ms each;
--rollback needs 3 replicas, -partition-mode 2 and bridge 3: refused with -replicas too
-small, and when the count is drawn, off for a seed drawn too small, which its options
-line says, as rollback=false(needs 3 replicas)):
+-rollback needs 3 replicas, -stale-answers, -view-change-faults and -partition-mode 2,
+bridge 3: refused with -replicas too small, and when the count is drawn, off for a seed
+drawn too small, which its options line says, as rollback=false(needs 3 replicas)):
 `
 
 const usageTail = `

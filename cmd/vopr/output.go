@@ -189,7 +189,7 @@ var jsonKeys = []string{
 	"schema",
 	"seed", "result", "liveness", "replicas", "clients", "ticks", "requests", "commits", "view_changes", "groups", "messages", "polls", "beyond_f_losses",
 	"crashes", "restarts", "partitions", "resets", "storage_faults", "frames", "digest",
-	"evictions", "indefinite", "losses_beyond_f", "build", "options", "disabled", "probes", "violation", "explanation", "evidence",
+	"evictions", "indefinite", "porcupine", "losses_beyond_f", "build", "options", "disabled", "probes", "violation", "explanation", "evidence",
 	"frames_by_command", "reproduce",
 }
 
@@ -226,6 +226,13 @@ func writeSeedJSON(b *bytes.Buffer, sr *seedRun, reproduce string, build *buildI
 	// outcome the eviction left unknown, so that -json shows evictions happen.
 	j.value("evictions", r.Evictions)
 	j.value("indefinite", r.Indefinite)
+	// porcupine's verdict on the metadata history (-porcupine), "off"
+	// without it.
+	if r.Porcupine != nil {
+		j.value("porcupine", r.Porcupine.Word())
+	} else {
+		j.value("porcupine", "off")
+	}
 	// The losses beyond the memory-loss bound, by name (beyond_f_losses
 	// sums them).
 	var lb bytes.Buffer
@@ -296,7 +303,12 @@ type campaignStats struct {
 	worst      sim.Outcome
 	failures   []failure
 	probes     map[string]*probeCount
+	// traps: per sim.Traps() rule, the seeds of its family and those its
+	// probe fired in.
+	traps []trapCount
 }
+
+type trapCount struct{ family, fired int }
 
 type failure struct {
 	seed      uint64
@@ -315,6 +327,7 @@ func newCampaignStats() *campaignStats {
 		byOutcome:  map[sim.Outcome]int{},
 		byLiveness: map[sim.LivenessVerdict]int{},
 		probes:     map[string]*probeCount{},
+		traps:      make([]trapCount, len(sim.Traps())),
 	}
 }
 
@@ -328,6 +341,14 @@ func (s *campaignStats) add(sr *seedRun, reproduce string) {
 	}
 	if r.Outcome != sim.Pass {
 		s.failures = append(s.failures, failure{sr.seed, r.Outcome, oneLine(r.Violation), reproduce})
+	}
+	for i, t := range sim.Traps() {
+		if sim.InFamily(t.Family, r.Options) {
+			s.traps[i].family++
+			if sim.ProbeFired(r.Probes, t.Probe) {
+				s.traps[i].fired++
+			}
+		}
 	}
 	for name, n := range r.Probes {
 		if n <= 0 {
@@ -406,5 +427,41 @@ func (s *campaignStats) writeTable(w io.Writer, start uint64, interrupted bool) 
 		}
 		tw.Flush()
 	}
+	s.writeTraps(&b)
 	w.Write(b.Bytes())
+}
+
+// trapShareMin is the share of its family's seeds a trap's probe must fire
+// in for the table not to flag it (issue 12: at least 1%).
+const trapShareMin = 0.01
+
+// writeTraps writes the trap section: for each rule of sim.Traps, the
+// seeds of its scenario family, those its probe fired in and their share,
+// flagged "below 1%" when under trapShareMin; then the rules no family
+// reaches, with why.
+func (s *campaignStats) writeTraps(b *bytes.Buffer) {
+	traps := sim.Traps()
+	fmt.Fprintf(b, "trap probes: %d rules (consensus.md's traps and corrections, the merge), fired in seeds of their family\n", len(traps))
+	tw := tabwriter.NewWriter(b, 0, 8, 2, ' ', 0)
+	fmt.Fprintf(tw, "  rule\tprobe\tfamily\tseeds\tfired\tshare\n")
+	below := 0
+	for i, t := range traps {
+		c := s.traps[i]
+		share := "-"
+		if c.family > 0 {
+			share = fmt.Sprintf("%.1f%%", 100*float64(c.fired)/float64(c.family))
+			if float64(c.fired) < trapShareMin*float64(c.family) {
+				share += " below 1%"
+				below++
+			}
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%s\n", t.Rule, t.Probe, t.Family, c.family, c.fired, share)
+	}
+	tw.Flush()
+	fmt.Fprintf(b, "  below 1%% of their family: %d\n", below)
+	unreached := sim.UnreachedRules()
+	fmt.Fprintf(b, "unreached rules: %d\n", len(unreached))
+	for _, u := range unreached {
+		fmt.Fprintf(b, "  %s (%s): %s\n", u.Rule, u.Probe, u.Why)
+	}
 }

@@ -114,10 +114,15 @@ func (o *output) close() error {
 	return err
 }
 
+// porcupineTimeout bounds porcupine's search per seed (-porcupine): the
+// histories of swarm seeds take milliseconds, and a search that runs out
+// reports unknown rather than hold a campaign.
+const porcupineTimeout = 60 * time.Second
+
 // runOne runs one seed with its options and formats its output.
 func (rn *runner) runOne(o sim.Options, off []disabled, compact bool) *seedRun {
 	sr := &seedRun{seed: o.Seed, opts: o, off: off}
-	var outs sim.Outputs
+	outs := sim.Outputs{Porcupine: rn.cfg.porcupine, PorcupineTimeout: porcupineTimeout}
 	var files []*output
 	for _, want := range []struct {
 		flag, path string

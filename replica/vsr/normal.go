@@ -226,19 +226,32 @@ func (g *Group) onPrepare(from uint8, frame []byte) {
 		// acknowledgements in its view. Acknowledge it again (it is
 		// durable, with this identity), or with the other backups also
 		// past it the primary waits forever (VOPR seed 90202304419227697).
-		if f, held := g.deps.Journal.Frame(x.Op); held && wire.HeaderOf(f).Checksum() == x.Checksum &&
-			g.deps.Journal.Durable(x.Op) && g.stateDurable() {
+		f, held := g.deps.Journal.Frame(x.Op)
+		switch {
+		case held && wire.HeaderOf(f).Checksum() == x.Checksum && g.deps.Journal.Durable(x.Op) && g.stateDurable():
 			g.probe("committed prepare acknowledged again")
 			g.sendAckOf(*wire.HeaderOf(f))
+		case held && wire.HeaderOf(f).Checksum() != x.Checksum:
+			// consensus.md trap "re-ack by slot occupancy": the slot is
+			// occupied, by another prepare; acknowledging would vouch for
+			// one we do not hold.
+			g.probe("prepare of another identity than the slot's: not acknowledged")
 		}
 		return
 	case x.Op <= g.op:
 		// Already in our log: fill a hole or re-acknowledge.
-		if c, ok := g.canon[x.Op]; ok && c.Checksum() == x.Checksum {
+		c, ok := g.canon[x.Op]
+		if ok && c.Checksum() != x.Checksum {
+			g.probe("prepare of another identity than the view's: ignored") // trap "re-ack by slot occupancy"
+		}
+		if ok && c.Checksum() == x.Checksum {
 			if f, held := g.deps.Journal.Frame(x.Op); !held || wire.HeaderOf(f).Checksum() != x.Checksum {
 				if g.deps.Plane != nil && !g.deps.Plane.Intact(frame) {
 					g.probe("prepare dropped: its body is corrupt")
 					return
+				}
+				if held {
+					g.probe("prepare replaces another prepare in its slot") // trap "re-ack by slot occupancy"
 				}
 				g.journalAppend(frame)
 			} else if x.Op <= g.ackedTo {
@@ -283,7 +296,15 @@ func (g *Group) learnCommit(commit uint64) {
 // the view's identity, contiguously above commit_min: never above a hole
 // (consensus.md trap "acking above a hole").
 func (g *Group) sendAcks() {
-	if g.status != StatusNormal || g.IsPrimary() || !g.stateDurable() {
+	if g.status != StatusNormal || g.IsPrimary() {
+		return
+	}
+	if !g.stateDurable() {
+		if g.op > max(g.ackedTo, g.commitMin) {
+			// consensus.md trap "ungated acks": an ack implies our
+			// log_view, which is only in memory yet.
+			g.probe("acks held until the view is durable")
+		}
 		return
 	}
 	if g.ackedTo < g.commitMin {
@@ -291,6 +312,9 @@ func (g *Group) sendAcks() {
 	}
 	for op := g.commitMin + 1; op <= g.op; op++ {
 		if !g.durableCanonical(op) {
+			if op > g.ackedTo && g.durableAbove(op) {
+				g.probe("acks stop below a hole") // consensus.md trap "acking above a hole"
+			}
 			return
 		}
 		if op <= g.ackedTo {
@@ -301,6 +325,17 @@ func (g *Group) sendAcks() {
 		}
 		g.ackedTo = op
 	}
+}
+
+// durableAbove reports whether some op above hole, up to the head, is held
+// durably with its canonical identity: an ack of it would be above a hole.
+func (g *Group) durableAbove(hole uint64) bool {
+	for op := hole + 1; op <= g.op; op++ {
+		if g.durableCanonical(op) {
+			return true
+		}
+	}
+	return false
 }
 
 // sendAck sends the PrepareOk of op (held durably with its canonical
@@ -382,6 +417,10 @@ func (g *Group) commitJournal() {
 		}
 		frame, held := g.deps.Journal.Frame(op)
 		if !held || wire.HeaderOf(frame).Checksum() != c.Checksum() {
+			if held {
+				// consensus.md trap "commit walk without identity check".
+				g.probe("commit walk met another prepare at the op: repaired, not applied")
+			}
 			g.requestRepair()
 			return
 		}

@@ -212,6 +212,9 @@ func (g *Group) buildVote() *dvcVote {
 			case KnowledgeHeader:
 				h, _ := g.deps.Journal.Header(op)
 				v.entries = append(v.entries, h)
+				if op > v.commit {
+					g.probe("vote reports a damaged slot's op unknown, not nacked") // trap "torn tail versus corrupt head"
+				}
 			case KnowledgeHeaderNever:
 				h, _ := g.deps.Journal.Header(op)
 				v.entries = append(v.entries, h)
@@ -225,6 +228,9 @@ func (g *Group) buildVote() *dvcVote {
 				}
 			default:
 				v.entries = append(v.entries, wire.BlankEntry(op))
+				if op > v.commit {
+					g.probe("vote reports a damaged slot's op unknown, not nacked")
+				}
 			}
 		}
 		if bug.NackCorrupt {
@@ -752,6 +758,13 @@ func (g *Group) reconcileThen(next func()) {
 	for op := g.commitMin + 1; op <= g.op; op++ {
 		if c, ok := g.canon[op]; ok {
 			headers = append(headers, c)
+			if f, held := g.deps.Journal.Frame(op); held && wire.HeaderOf(f).Checksum() != c.Checksum() {
+				// The journal holds another prepare at a canonical op (one a
+				// later view replaced): the reconcile forgets its body, so
+				// neither an ack by slot occupancy nor the commit walk can
+				// take it (consensus.md traps).
+				g.probe("adopted log replaces another prepare the journal held")
+			}
 		}
 	}
 	g.vc.reconciling = true
@@ -840,8 +853,12 @@ func (g *Group) onStartView(from uint8, frame []byte) {
 	}
 	if g.status == StatusRecovering && !x.Incarnation.IsZero() && x.Incarnation != g.recovery.incarnation &&
 		x.View <= g.view && x.Op < g.op {
-		g.probe("stale StartView ignored")
-		return // consensus.md correction 6: a narrow incarnation guard
+		if bug.StaleStartViewAccepted {
+			g.probe("canary: stale StartView installed") // canary_stale_startview_accepted: the guard skipped
+		} else {
+			g.probe("stale StartView ignored")
+			return // consensus.md correction 6: a narrow incarnation guard
+		}
 	}
 	if x.View == g.view && g.status == StatusNormal {
 		if x.Op <= g.op || g.logView == g.view {
@@ -849,6 +866,7 @@ func (g *Group) onStartView(from uint8, frame []byte) {
 		}
 	}
 	if x.View == g.logView && x.Op < g.commitMin {
+		g.probe("StartView below commit_min skipped")
 		return // consensus.md correction 5
 	}
 	entries, err := wire.DecodeSuffix(frame[wire.HeaderSize:], x.Op)

@@ -1,0 +1,7 @@
+//go:build !canary_stale_startview_accepted
+
+package bug
+
+// StaleStartViewAccepted is the switch of canary_stale_startview_accepted (canary/README.md): off, as in every build
+// without its tag.
+const StaleStartViewAccepted = false

@@ -1,0 +1,230 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/iggy-vopr/vopr/network"
+
+	"github.com/iggy-vopr/vopr/replica/vsr"
+	"github.com/iggy-vopr/vopr/sim/kernel"
+)
+
+// The view-change fault nemesis (Options.ViewChangeFaults) times journal
+// faults so that a view change must decide ops by the merge's rarer rules:
+// the head ops only the primary holds, with their slots damaged on its disk
+// as it crashes. Random faults almost never line up so: the primary has to
+// crash in the few milliseconds between journaling a prepare and a backup
+// receiving it, and that slot has to be damaged on its disk.
+//
+// A round waits for the moment the metadata plane's Normal primary holds
+// durably a head op that no backup has received (it is uncommitted: no
+// backup can have acknowledged it), crashes the primary, damages on its
+// disk the slots of those ops (each one's prepare chunk, so that it
+// recovers the header and not the body, or else its header sector; only
+// where the fault atlas grants the primary faults of that slot, as any
+// storage fault), and restarts it soon after. Its vote then reports an op
+// it holds no body of and cannot nack: the new primary waits for a body
+// nobody reported, then truncates the op once a nack quorum of the other
+// votes proves it uncommitted ("view change truncated an op on a nack
+// quorum"), or truncates above a lower such op.
+type vcFaults struct {
+	v        *vopr
+	rng      *rand.Rand
+	stage    vcFaultsStage
+	nextTick int64 // idle: when the next round starts; cut: its deadline; isolated: the heal
+	primary  uint8 // cut: the primary cut off
+}
+
+type vcFaultsStage uint8
+
+const (
+	vcFaultsIdle     vcFaultsStage = iota
+	vcFaultsCut                    // the primary alone: it prepares what no backup receives
+	vcFaultsIsolated               // crashed; its side split from the rest until the heal
+)
+
+const (
+	vcFaultsGapTicksMin     = 100
+	vcFaultsGapTicksSpread  = 600
+	vcFaultsCutTicksMax     = 200 // well inside the backups' 500-tick heartbeat timeout
+	vcFaultsRestartTicksMax = 40
+	vcFaultsOpsMax          = 3 // head ops damaged at most
+	// The split lasts past the restarted primary's probes (about 500
+	// ticks) and its election.
+	vcFaultsIsolationTicksMin    = 700
+	vcFaultsIsolationTicksSpread = 1500
+)
+
+func newVCFaults(v *vopr) *vcFaults {
+	f := &vcFaults{v: v, rng: v.c.Streams.Stream("vopr.vcfaults")}
+	f.nextTick = vcFaultsGapTicksMin + f.rng.Int64N(vcFaultsGapTicksSpread)
+	return f
+}
+
+// splits reports whether the nemesis may partition the replicas: not while
+// random partitions or the rollback nemesis do.
+func (f *vcFaults) splits() bool {
+	return f.v.o.PartitionMode == network.PartitionNone && !f.v.o.Rollback
+}
+
+// tick moves the round on.
+func (f *vcFaults) tick(nowNs int64) {
+	tick := nowNs / kernel.TickNs
+	switch f.stage {
+	case vcFaultsIdle:
+		if tick >= f.nextTick {
+			f.cut(tick)
+		}
+	case vcFaultsCut:
+		if primary, head, below, ok := f.lonelyHead(); ok && primary == f.primary {
+			f.strike(tick, primary, head, below)
+		} else if tick >= f.nextTick {
+			f.end(tick, true)
+		}
+	case vcFaultsIsolated:
+		if tick >= f.nextTick {
+			f.end(tick, false)
+		}
+	}
+}
+
+// cut cuts the Normal primary of the metadata plane off from its backups
+// (clients still reach it), so that it prepares ops none of them receives.
+// Without splits it waits for that to happen by chance.
+func (f *vcFaults) cut(tick int64) {
+	for _, n := range f.v.c.Replicas {
+		r := n.Replica()
+		if !n.Up() || n.Paused() || r == nil || !r.Metadata().IsPrimary() || r.Metadata().Status() != vsr.StatusNormal {
+			continue
+		}
+		f.primary, f.stage, f.nextTick = n.ID(), vcFaultsCut, tick+vcFaultsCutTicksMax
+		if f.splits() {
+			f.v.c.Net.Split([][]network.NodeID{{network.NodeID(n.ID())}, f.others(n.ID())})
+			f.v.tr.process("nemesis", n.ID(), false, "view-change faults: primary cut off", 0)
+		}
+		return
+	}
+	f.nextTick = tick + vcFaultsGapTicksMin
+}
+
+// strike damages the primary's head ops that no backup holds, crashes it,
+// restarts it soon after, and splits its side from the rest.
+func (f *vcFaults) strike(tick int64, primary uint8, head, below uint64) {
+	n := f.v.c.Replicas[primary]
+	disks := f.v.c.disks
+	damaged := 0
+	for op := head; op > below && head-op < vcFaultsOpsMax; op-- {
+		if !disks.Faultable(primary, op) {
+			continue
+		}
+		slot := op % disks.cfg[primary].SlotCount
+		if f.rng.IntN(3) < 2 {
+			n.dev.InjectCorruption(f.v.c.Layout.ChunkStart(disks.prepares, slot))
+		} else {
+			n.dev.InjectCorruption(f.v.c.Layout.ChunkStart(disks.headers, slot))
+		}
+		damaged++
+	}
+	if damaged == 0 {
+		return // the atlas grants it no fault there: wait for another head
+	}
+	n.Crash()
+	f.v.tr.process("nemesis", primary, false, fmt.Sprintf("view-change faults: primary crashed with %d of its head ops (%d..%d) damaged", damaged, below+1, head), 0)
+	f.v.res.Probes["view-change faults: primary crashed with its own head ops damaged"]++
+	f.v.noteMemoryLoss()
+	delay := 1 + f.rng.Int64N(vcFaultsRestartTicksMax)
+	f.v.c.Loop.After(delay*kernel.TickNs, restartEvent{f.v, n}, uint64(n.incarnation))
+	f.stage, f.nextTick = vcFaultsIsolated, tick+vcFaultsIsolationTicksMin+f.rng.Int64N(vcFaultsIsolationTicksSpread)
+	if f.splits() {
+		f.isolate(primary)
+	}
+}
+
+// isolate splits the primary and a view-change quorum's worth of backups
+// less one from the rest, so that its backups cannot elect a primary
+// without its vote: it restarts, finds no primary to answer its probes and
+// starts the election itself, with the head ops it cannot read in its log.
+// The rest (fewer than a view-change quorum) join once healed, and their
+// votes bring the nack quorum. With two replicas there is no rest.
+func (f *vcFaults) isolate(primary uint8) {
+	backups := f.others(primary)
+	f.rng.Shuffle(len(backups), func(i, j int) { backups[i], backups[j] = backups[j], backups[i] })
+	k := vsr.QuorumViewChange(f.v.o.Replicas) - 1
+	if k >= len(backups) {
+		f.v.c.Net.Heal(f.all())
+		return
+	}
+	side := append([]network.NodeID{network.NodeID(primary)}, backups[:k]...)
+	f.v.c.Net.Split([][]network.NodeID{side, backups[k:]})
+	f.v.tr.process("nemesis", primary, false, fmt.Sprintf("view-change faults: split %v from %v", side, backups[k:]), 0)
+}
+
+// end heals what the round split and draws the gap to the next.
+func (f *vcFaults) end(tick int64, abandoned bool) {
+	if abandoned {
+		f.v.res.Probes["view-change faults: round abandoned"]++
+	}
+	if f.splits() {
+		f.v.c.Net.Heal(f.all())
+	}
+	f.stage = vcFaultsIdle
+	f.nextTick = tick + vcFaultsGapTicksMin + f.rng.Int64N(vcFaultsGapTicksSpread)
+}
+
+func (f *vcFaults) others(primary uint8) []network.NodeID {
+	var ids []network.NodeID
+	for _, n := range f.v.c.Replicas {
+		if n.ID() != primary {
+			ids = append(ids, network.NodeID(n.ID()))
+		}
+	}
+	return ids
+}
+
+func (f *vcFaults) all() []network.NodeID {
+	ids := make([]network.NodeID, 0, len(f.v.c.Replicas))
+	for _, n := range f.v.c.Replicas {
+		ids = append(ids, network.NodeID(n.ID()))
+	}
+	return ids
+}
+
+// lonelyHead finds a Normal metadata primary whose head op is durable on
+// its disk and above every other replica's head (below: the highest of
+// those), which it may crash within the memory-loss bound.
+func (f *vcFaults) lonelyHead() (primary uint8, head, below uint64, ok bool) {
+	for _, n := range f.v.c.Replicas {
+		r := n.Replica()
+		if !n.Up() || n.Paused() || r == nil {
+			continue
+		}
+		g := r.Metadata()
+		if g.Status() != vsr.StatusNormal || !g.IsPrimary() {
+			continue
+		}
+		head = g.Op()
+		if head <= g.CommitMax() || f.v.memoryLossBeyondBound(n) {
+			return 0, 0, 0, false
+		}
+		if _, durable := f.v.c.disks.DurablePrepare(n.ID(), head); !durable {
+			return 0, 0, 0, false
+		}
+		below = g.CommitMax()
+		for _, m := range f.v.c.Replicas {
+			if m == n {
+				continue
+			}
+			if !m.Up() || m.Replica() == nil {
+				return 0, 0, 0, false // its head is not known
+			}
+			op := m.Replica().Metadata().Op()
+			if op >= head {
+				return 0, 0, 0, false
+			}
+			below = max(below, op)
+		}
+		return n.ID(), head, below, true
+	}
+	return 0, 0, 0, false
+}
