@@ -32,6 +32,7 @@ func Traps() []Trap {
 		{"merge: a body nobody reported is waited for", "view change waits for a body nobody reported", famVCFaults},
 		{"merge: a header is waited for", "view change waits for a header", famVCFaults},
 		{"merge: the log ends below the lowest op with a nack quorum", "view change truncated above an op with a nack quorum", famBeyondStorage},
+		{"merge: canonical headers that conflict or break the chain are ignored", "view change ignored canonical headers off the hash chain", famVCFaults},
 		{"merge: a header the op above names, from a lower log_view", "view change took a header the op above names", famBeyondStorage},
 		{"merge: vote headers off the hash chain taken as unknown", "DoViewChange reports headers that do not chain as unknown", famBeyondStorage},
 	}
@@ -47,8 +48,6 @@ func UnreachedRules() []UnreachedRule {
 	return []UnreachedRule{
 		{"correction 5: the StartView skip rule (op below commit_min, view = log_view)", "StartView below commit_min skipped",
 			"a Normal replica of that view returns earlier (already installed), and a restarted one replays from op 1 (DEVIATIONS 19), so a Recovering replica's commit_min is 0 until checkpoints (issue 13) recover it"},
-		{"merge: canonical headers off the hash chain ignored", "view change ignored canonical headers off the hash chain",
-			"needs a stale header copy left by a misdirected write to survive a reconcile (VOPR seed 7628763972220832867); the scripted vsr tests reach it"},
 	}
 }
 

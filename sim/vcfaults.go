@@ -5,8 +5,10 @@ import (
 	"math/rand/v2"
 
 	"github.com/iggy-vopr/vopr/network"
+	"github.com/iggy-vopr/vopr/replica"
 
 	"github.com/iggy-vopr/vopr/replica/vsr"
+	"github.com/iggy-vopr/vopr/replica/wire"
 	"github.com/iggy-vopr/vopr/sim/kernel"
 )
 
@@ -34,6 +36,14 @@ type vcFaults struct {
 	stage    vcFaultsStage
 	nextTick int64 // idle: when the next round starts; cut: its deadline; isolated: the heal
 	primary  uint8 // cut: the primary cut off
+	// After a strike, until watchUntil (a tick): the struck replica's next
+	// reconcile below watchHead (the log it adopts forgets the damaged
+	// ops) gets its forget write of the first op above the adopted head
+	// misdirected, and the replica crashes soon after, so that it restarts
+	// with a stale header above its log.
+	watching   bool
+	watchHead  uint64
+	watchUntil int64
 }
 
 type vcFaultsStage uint8
@@ -54,6 +64,12 @@ const (
 	// ticks) and its election.
 	vcFaultsIsolationTicksMin    = 700
 	vcFaultsIsolationTicksSpread = 1500
+	// The watch for the struck replica's reconcile outlasts the split by
+	// this much; its crash comes 5 to 40 ticks after the reconcile (once
+	// its writes, misdirected one included, and its log_view are durable).
+	vcFaultsWatchTicks        = 2000
+	vcFaultsForgetCrashTicks  = 5
+	vcFaultsForgetCrashSpread = 35
 )
 
 func newVCFaults(v *vopr) *vcFaults {
@@ -136,6 +152,7 @@ func (f *vcFaults) strike(tick int64, primary uint8, head, below uint64) {
 	delay := 1 + f.rng.Int64N(vcFaultsRestartTicksMax)
 	f.v.c.Loop.After(delay*kernel.TickNs, restartEvent{f.v, n}, uint64(n.incarnation))
 	f.stage, f.nextTick = vcFaultsIsolated, tick+vcFaultsIsolationTicksMin+f.rng.Int64N(vcFaultsIsolationTicksSpread)
+	f.watching, f.watchHead, f.watchUntil = f.rng.IntN(2) == 0, head, f.nextTick+vcFaultsWatchTicks
 	if f.splits() {
 		f.isolate(primary)
 	}
@@ -227,4 +244,53 @@ func (f *vcFaults) lonelyHead() (primary uint8, head, below uint64, ok bool) {
 		return n.ID(), head, below, true
 	}
 	return 0, 0, 0, false
+}
+
+// event sees the replicas' events: the struck replica's reconcile below the
+// head it was struck at.
+func (f *vcFaults) event(e replica.Event) {
+	if !f.watching || e.Kind != replica.EventGroup || e.Group.Kind != vsr.EventReconciled ||
+		e.Group.Group != wire.MetadataGroup || e.Replica != f.primary || e.Group.Op >= f.watchHead {
+		return
+	}
+	tick := f.v.c.Loop.Now() / kernel.TickNs
+	f.watching = false
+	if tick > f.watchUntil || !f.v.faulted {
+		return
+	}
+	n := f.v.c.Replicas[e.Replica]
+	disks := f.v.c.disks
+	op := e.Group.Op + 1
+	if !disks.Faultable(e.Replica, op) {
+		return
+	}
+	slot := op % disks.cfg[e.Replica].SlotCount
+	if !n.dev.MisdirectNextWrite(f.v.c.Layout.ChunkStart(disks.headers, slot)) {
+		return
+	}
+	f.v.res.Probes["view-change faults: a reconcile's forget write misdirected"]++
+	f.v.tr.process("nemesis", e.Replica, false, fmt.Sprintf("view-change faults: the forget write of op %d misdirected, above the adopted head %d", op, e.Group.Op), 0)
+	delay := vcFaultsForgetCrashTicks + f.rng.Int64N(vcFaultsForgetCrashSpread)
+	f.v.c.Loop.After(delay*kernel.TickNs, vcForgetCrash{f, n}, uint64(n.incarnation))
+}
+
+// vcForgetCrash crashes the replica whose forget write was misdirected
+// (within the memory-loss bound), and restarts it soon after.
+type vcForgetCrash struct {
+	f *vcFaults
+	n *ReplicaNode
+}
+
+func (e vcForgetCrash) Fire(nowNs int64, incarnation uint64) (string, int32, uint64) {
+	f, v := e.f, e.f.v
+	if !e.n.Up() || uint64(e.n.incarnation) != incarnation || !v.faulted || v.memoryLossBeyondBound(e.n) {
+		return "", 0, 0
+	}
+	e.n.Crash()
+	v.tr.process("crash", e.n.ID(), false, "", 0)
+	v.res.Probes["view-change faults: crashed over a misdirected forget write"]++
+	v.noteMemoryLoss()
+	delay := 1 + f.rng.Int64N(vcFaultsRestartTicksMax)
+	v.c.Loop.After(delay*kernel.TickNs, restartEvent{v, e.n}, uint64(e.n.incarnation))
+	return "vopr.crash", int32(e.n.ID()), 0
 }

@@ -1151,6 +1151,9 @@ func (v *vopr) onEvent(e replica.Event) {
 	if v.rollback != nil && v.faulted {
 		v.rollback.onEvent(v.c.Loop.Now())
 	}
+	if v.vcFaults != nil {
+		v.vcFaults.event(e)
+	}
 }
 
 // finish fills the result's counters from the cluster.

@@ -291,3 +291,57 @@ func TestFaultsOnlyWhereGranted(t *testing.T) {
 		}
 	})
 }
+
+// TestMisdirectNextWrite: an armed misdirect sends exactly the next write
+// aimed at its sector elsewhere (recorded as missed), with the random
+// misdirect probability 0, and only where the atlas grants the replica the
+// sector's chunk and another chunk of its zone; the write after it lands.
+func TestMisdirectNextWrite(t *testing.T) {
+	loop := kernel.NewLoop()
+	atlas := journalAtlas(5, 11)
+	layout := atlas.Layout()
+	armed, refused := 0, 0
+	for replica := range int32(5) {
+		dev := faultyDevice(loop, atlas, replica, 3)
+		dev.SetFaults(storage.Faults{})
+		for z := range layout.ZoneCount() {
+			zone := layout.Zone(z)
+			for c := range min(zone.Chunks, 4) {
+				target := layout.ChunkStart(z, c)
+				granted := 0
+				for k := range zone.Chunks {
+					if atlas.Granted(replica, z, k) {
+						granted++
+					}
+				}
+				ok := dev.MisdirectNextWrite(target)
+				if want := atlas.Granted(replica, z, c) && granted >= 2; ok != want {
+					t.Fatalf("replica %d zone %d chunk %d: armed %v, want %v", replica, z, c, ok, want)
+				}
+				data := pattern(uint64(target)+7, 512)
+				writeSync(t, loop, dev, target, data)
+				if !ok {
+					refused++
+					if dev.Missed(target, 1) {
+						t.Fatalf("replica %d zone %d chunk %d: not armed, yet the write missed", replica, z, c)
+					}
+					continue
+				}
+				armed++
+				if !dev.Missed(target, 1) {
+					t.Fatalf("replica %d zone %d chunk %d: armed, yet the write landed", replica, z, c)
+				}
+				again := pattern(uint64(target)+8, 512)
+				writeSync(t, loop, dev, target, again)
+				buf := make([]byte, 512)
+				dev.PeekVisible(target, buf)
+				if !bytes.Equal(buf, again) {
+					t.Fatalf("replica %d zone %d chunk %d: the write after the misdirected one did not land", replica, z, c)
+				}
+			}
+		}
+	}
+	if armed == 0 || refused == 0 {
+		t.Fatalf("armed %d, refused %d: want both", armed, refused)
+	}
+}

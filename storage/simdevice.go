@@ -239,6 +239,10 @@ type SimDevice struct {
 	// (or, torn by a crash, may have): what was durable there was
 	// overwritten by no fault of the replica's. Like missed, never cleared.
 	hit map[uint64]struct{}
+	// armed, armedSector: the next write aimed at armedSector is
+	// misdirected (MisdirectNextWrite).
+	armed       bool
+	armedSector uint64
 }
 
 // completion is the device's loop event: one long-lived object, so that
@@ -784,9 +788,34 @@ func (d *SimDevice) maybeMark(rng *rand.Rand, p float64, first, count uint64, fl
 	})
 }
 
+// MisdirectNextWrite arms a misdirect, for a targeted nemesis: the next
+// write aimed at sector (within one chunk) lands on the same place of
+// another chunk of its zone, as a random misdirect does, recorded for the
+// checkers (Missed, Hit). It reports false, arming nothing, where a
+// random misdirect could not happen: the atlas grants this replica no
+// faults of the sector's chunk or of any other chunk of its zone, or
+// faults are off. One write at a time: arming again replaces the last.
+func (d *SimDevice) MisdirectNextWrite(sector uint64) bool {
+	d.checkRange("misdirect", sector, d.sectorSize, func(error) {})
+	if !d.faultable() {
+		return false
+	}
+	z, c := d.opts.Layout.Locate(sector)
+	granted := d.grantedChunks[z]
+	if _, found := slices.BinarySearch(granted, c); !found || len(granted) < 2 {
+		return false
+	}
+	d.armed, d.armedSector = true, sector
+	return true
+}
+
 // misdirect returns where a write of count sectors to sector lands.
 func (d *SimDevice) misdirect(sector, count uint64) uint64 {
-	if !d.faultable() || d.opts.Faults.MisdirectProbability == 0 || d.rngMisdirect.Float64() >= d.opts.Faults.MisdirectProbability {
+	forced := d.armed && d.armedSector >= sector && d.armedSector < sector+count
+	if forced {
+		d.armed = false
+	}
+	if !forced && (!d.faultable() || d.opts.Faults.MisdirectProbability == 0 || d.rngMisdirect.Float64() >= d.opts.Faults.MisdirectProbability) {
 		return sector
 	}
 	layout := d.opts.Layout

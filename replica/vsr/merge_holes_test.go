@@ -301,3 +301,58 @@ func TestVoteWithAStaleHeaderIsDecodable(t *testing.T) {
 		t.Fatalf("the stale header was never reported as unknown (probes %v)", c.probes)
 	}
 }
+
+// TestMergeKeepsTheLogViewsOwnOpOverAStaleHeader: two replicas, both of
+// log_view 3. Replica 0, view 3's primary, prepared op 4 and op 5 in view
+// 3 and holds them; replica 1's journal holds, in op 4's slot, the header
+// of an op 4 of view 1 that view 3's log replaced (the reconcile's write
+// that should have forgotten it was misdirected, and replica 1 restarted).
+// The canonical votes disagree at op 4, but only one of the two headers
+// was stamped in view 3: it is the log_view's op 4 (one primary, one
+// prepare per view and op), the other is stale. A merge that blanked both
+// waited for ever for a header nobody reports (VOPR seed 222 with
+// -view-change-faults -partition-mode=none: "view change deadlocked: no
+// header for an op without a nack quorum", for 60,000 ticks).
+func TestMergeKeepsTheLogViewsOwnOpOverAStaleHeader(t *testing.T) {
+	c := newCluster(t, 2, 35)
+	commitEverywhere(t, c, 1, 3)
+	f3, _ := c.replicas[0].journal.Frame(3)
+	g4 := replacingPrepare(f3, 3)
+	g5 := replacingPrepare(g4, 3)
+	stale := func() []byte { // view 1's op 4 over op 3: another request, a fitting timestamp
+		var p wire.PrepareHeader
+		p.Decode(wire.HeaderOf(g4))
+		p.Prefix.View, p.Request = 1, p.Request+200
+		return wire.BuildFrame(&p, []byte("stale"))
+	}()
+	for _, r := range c.replicas {
+		r.crash()
+		r.journal.durableState.View, r.journal.durableState.LogView = 3, 3
+		r.journal.durableState.CommitMax = 3
+	}
+	r0, r1 := c.replicas[0], c.replicas[1]
+	holdDurably(r0, g4)
+	holdDurably(r0, g5)
+	r1.journal.durableHdrs[4] = *wire.HeaderOf(stale)
+	r1.journal.acked[4] = wire.HeaderOf(stale).Checksum() // acknowledged in view 1, once
+	for _, r := range c.replicas {
+		r.start(false)
+	}
+	viewChangeOf(t, c, r0, r1)
+	holdsG4 := func() bool {
+		for _, r := range c.replicas {
+			f, held := r.journal.Frame(4)
+			if !held || wire.HeaderOf(f).Checksum() != wire.HeaderOf(g4).Checksum() {
+				return false
+			}
+		}
+		return true
+	}
+	if !c.runUntil(400_000, holdsG4) {
+		c.dump()
+		t.Fatalf("view 3's op 4 is not on both replicas (probes %v)", c.probes)
+	}
+	if c.probes["view change deadlocked: no header for an op without a nack quorum"] > 0 {
+		t.Fatalf("the merge deadlocked before it kept view 3's op 4 (probes %v)", c.probes)
+	}
+}

@@ -407,10 +407,27 @@ func (g *Group) merge() (*mergeResult, bool) {
 // (one of the highest log_view) blanked that conflicts with another
 // canonical vote's header for the same op, or that breaks the hash chain
 // with the vote's own header of the op above or below.
+//
+// Of conflicting headers, one stamped in the log_view itself (or later: a
+// retransmission re-stamps) is kept where it is the only such identity:
+// the log_view's primary prepared or retransmitted it, and one primary
+// puts one prepare at an op, so it is the log_view's op. A stale copy is
+// an op the log_view's log replaced, stamped in an earlier view. Blanking
+// it too left nobody reporting the op (VOPR seed 222 with
+// -view-change-faults: two replicas, a view-4 op 17 on one, a view-3 op
+// 17 header left above the other's head by a misdirected forget write, and
+// the view change waited for ever).
 func (g *Group) consistentVotes(votes []*dvcVote) []*dvcVote {
 	logViewMax := logViewMaxOf(votes)
 	seen := make(map[uint64]wire.U128)
 	conflict := make(map[uint64]bool)
+	// ofLogView: per op, the identity of a header stamped in logViewMax or
+	// later, and whether two such identities were seen (then none is kept).
+	type stamped struct {
+		id        wire.U128
+		ambiguous bool
+	}
+	ofLogView := make(map[uint64]stamped)
 	for _, d := range votes {
 		if d.logView != logViewMax {
 			continue
@@ -425,7 +442,18 @@ func (g *Group) consistentVotes(votes []*dvcVote) []*dvcVote {
 				conflict[op] = true
 			}
 			seen[op] = e.Checksum()
+			if e.View() >= logViewMax {
+				if s, ok := ofLogView[op]; ok && s.id != e.Checksum() {
+					ofLogView[op] = stamped{ambiguous: true}
+				} else if !ok {
+					ofLogView[op] = stamped{id: e.Checksum()}
+				}
+			}
 		}
+	}
+	kept := func(op uint64, id wire.U128) bool {
+		s, ok := ofLogView[op]
+		return ok && !s.ambiguous && s.id == id
 	}
 	out := make([]*dvcVote, len(votes))
 	for k, d := range votes {
@@ -440,7 +468,7 @@ func (g *Group) consistentVotes(votes []*dvcVote) []*dvcVote {
 				continue
 			}
 			op := d.op - uint64(i)
-			if conflict[op] {
+			if conflict[op] && !kept(op, e.Checksum()) {
 				suspect = append(suspect, op)
 			}
 			if i+1 < len(d.entries) && !wire.IsBlank(&d.entries[i+1]) {
