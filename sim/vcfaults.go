@@ -37,11 +37,12 @@ type vcFaults struct {
 	nextTick int64 // idle: when the next round starts; cut: its deadline; isolated: the heal
 	primary  uint8 // cut: the primary cut off
 	// After a strike, until watchUntil (a tick): the struck replica's next
-	// reconcile below watchHead (the log it adopts forgets the damaged
-	// ops) gets its forget write of the first op above the adopted head
-	// misdirected, and the replica crashes soon after, so that it restarts
-	// with a stale header above its log.
+	// reconcile (the log it adopts forgets or replaces the damaged ops)
+	// gets its header write of one of them misdirected, and the replica
+	// crashes soon after, so that it restarts with a stale header in its
+	// log or above it.
 	watching   bool
+	watchLow   uint64 // the lowest op the strike damaged
 	watchHead  uint64
 	watchUntil int64
 }
@@ -129,8 +130,9 @@ func (f *vcFaults) cut(tick int64) {
 func (f *vcFaults) strike(tick int64, primary uint8, head, below uint64) {
 	n := f.v.c.Replicas[primary]
 	disks := f.v.c.disks
-	damaged := 0
+	damaged, damagedSpan := 0, 0
 	for op := head; op > below && head-op < vcFaultsOpsMax; op-- {
+		damagedSpan++
 		if !disks.Faultable(primary, op) {
 			continue
 		}
@@ -152,7 +154,7 @@ func (f *vcFaults) strike(tick int64, primary uint8, head, below uint64) {
 	delay := 1 + f.rng.Int64N(vcFaultsRestartTicksMax)
 	f.v.c.Loop.After(delay*kernel.TickNs, restartEvent{f.v, n}, uint64(n.incarnation))
 	f.stage, f.nextTick = vcFaultsIsolated, tick+vcFaultsIsolationTicksMin+f.rng.Int64N(vcFaultsIsolationTicksSpread)
-	f.watching, f.watchHead, f.watchUntil = f.rng.IntN(2) == 0, head, f.nextTick+vcFaultsWatchTicks
+	f.watching, f.watchLow, f.watchHead, f.watchUntil = f.rng.IntN(2) == 0, head+1-uint64(damagedSpan), head, f.nextTick+vcFaultsWatchTicks
 	if f.splits() {
 		f.isolate(primary)
 	}
@@ -246,11 +248,11 @@ func (f *vcFaults) lonelyHead() (primary uint8, head, below uint64, ok bool) {
 	return 0, 0, 0, false
 }
 
-// event sees the replicas' events: the struck replica's reconcile below the
-// head it was struck at.
+// event sees the replicas' events: the struck replica's first reconcile
+// after the strike.
 func (f *vcFaults) event(e replica.Event) {
 	if !f.watching || e.Kind != replica.EventGroup || e.Group.Kind != vsr.EventReconciled ||
-		e.Group.Group != wire.MetadataGroup || e.Replica != f.primary || e.Group.Op >= f.watchHead {
+		e.Group.Group != wire.MetadataGroup || e.Replica != f.primary {
 		return
 	}
 	tick := f.v.c.Loop.Now() / kernel.TickNs
@@ -260,22 +262,33 @@ func (f *vcFaults) event(e replica.Event) {
 	}
 	n := f.v.c.Replicas[e.Replica]
 	disks := f.v.c.disks
-	op := e.Group.Op + 1
+	// One of the struck ops: above the adopted head its slot is forgotten,
+	// at or below it the adopted log's header recorded over it (the log
+	// replaced it); either write, misdirected, leaves the struck op's
+	// stale header in the slot.
+	op := f.watchLow + f.rng.Uint64N(f.watchHead-f.watchLow+1)
 	if !disks.Faultable(e.Replica, op) {
 		return
 	}
+	// The header sector's write, or the prepare chunk's (which the
+	// reconcile writes first): either leaves the slot half old.
 	slot := op % disks.cfg[e.Replica].SlotCount
-	if !n.dev.MisdirectNextWrite(f.v.c.Layout.ChunkStart(disks.headers, slot)) {
+	zone := disks.headers
+	if f.rng.IntN(2) == 0 {
+		zone = disks.prepares
+	}
+	if !n.dev.MisdirectNextWrite(f.v.c.Layout.ChunkStart(zone, slot)) {
 		return
 	}
 	f.v.res.Probes["view-change faults: a reconcile's forget write misdirected"]++
-	f.v.tr.process("nemesis", e.Replica, false, fmt.Sprintf("view-change faults: the forget write of op %d misdirected, above the adopted head %d", op, e.Group.Op), 0)
+	f.v.tr.process("nemesis", e.Replica, false, fmt.Sprintf("view-change faults: the header write of op %d misdirected, the adopted head %d", op, e.Group.Op), 0)
 	delay := vcFaultsForgetCrashTicks + f.rng.Int64N(vcFaultsForgetCrashSpread)
 	f.v.c.Loop.After(delay*kernel.TickNs, vcForgetCrash{f, n}, uint64(n.incarnation))
 }
 
-// vcForgetCrash crashes the replica whose forget write was misdirected
-// (within the memory-loss bound), and restarts it soon after.
+// vcForgetCrash crashes the replica whose header write was misdirected,
+// and the metadata primary (each within the memory-loss bound), and
+// restarts them soon after.
 type vcForgetCrash struct {
 	f *vcFaults
 	n *ReplicaNode
@@ -286,11 +299,25 @@ func (e vcForgetCrash) Fire(nowNs int64, incarnation uint64) (string, int32, uin
 	if !e.n.Up() || uint64(e.n.incarnation) != incarnation || !v.faulted || v.memoryLossBeyondBound(e.n) {
 		return "", 0, 0
 	}
-	e.n.Crash()
-	v.tr.process("crash", e.n.ID(), false, "", 0)
+	// The primary goes down with it, so that the view change its restart
+	// meets counts its vote, stale header included, before a StartView
+	// could make it reconcile the header away.
+	var primary *ReplicaNode
+	for _, m := range v.c.Replicas {
+		if r := m.Replica(); m != e.n && m.Up() && r != nil && r.Metadata().IsPrimary() && r.Metadata().Status() == vsr.StatusNormal {
+			primary = m
+		}
+	}
+	for _, m := range []*ReplicaNode{e.n, primary} {
+		if m == nil || v.memoryLossBeyondBound(m) {
+			continue
+		}
+		m.Crash()
+		v.tr.process("crash", m.ID(), false, "", 0)
+		v.noteMemoryLoss()
+		delay := 1 + f.rng.Int64N(vcFaultsRestartTicksMax)
+		v.c.Loop.After(delay*kernel.TickNs, restartEvent{v, m}, uint64(m.incarnation))
+	}
 	v.res.Probes["view-change faults: crashed over a misdirected forget write"]++
-	v.noteMemoryLoss()
-	delay := 1 + f.rng.Int64N(vcFaultsRestartTicksMax)
-	v.c.Loop.After(delay*kernel.TickNs, restartEvent{v, e.n}, uint64(e.n.incarnation))
 	return "vopr.crash", int32(e.n.ID()), 0
 }
