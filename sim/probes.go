@@ -176,8 +176,8 @@ func ProbeCatalogue() []Probe {
 		{Name: "stale answer: target crashed", Meaning: "the stale-answer nemesis crashed a Normal backup", Scenario: famStale},
 		{Name: "stale answer: target crashed past the held answer", Meaning: "the target, Normal above the held answer's op, crashed again", Scenario: famStale},
 		{Name: "view-change faults: primary crashed with its own head ops damaged", Meaning: "the view-change fault nemesis crashed a primary whose head ops no backup received, their slots damaged", Scenario: famVCFaults},
-		{Name: "view-change faults: a reconcile's forget write misdirected", Meaning: "the struck primary adopted a shorter log, and the write forgetting the first op above it was misdirected", Scenario: famVCFaults},
-		{Name: "view-change faults: crashed over a misdirected forget write", Meaning: "the replica crashed after that reconcile, to restart with a stale header above its log", Scenario: famVCFaults},
+		{Name: "view-change faults: a reconcile's write of a struck op misdirected", Meaning: "the struck primary adopted a log, and its header write of one of the struck ops (forgetting it, or recording the op that replaced it) was misdirected", Scenario: famVCFaults},
+		{Name: "view-change faults: crashed with the primary over a misdirected write", Meaning: "the replica and the primary crashed after that reconcile, so that its restart meets a view change with the half-old slot", Scenario: famVCFaults},
 		{Name: "view-change faults: round abandoned", Meaning: "no head op of the primary's own came within the round", Scenario: famVCFaults},
 		{Name: "fault: ", Meaning: "a fault class occurred in the run (crash, partition by mode, reset by cause, storage faults, clock skew)", Scenario: famFaults, Prefix: true},
 	}

@@ -280,7 +280,7 @@ func (f *vcFaults) event(e replica.Event) {
 	if !n.dev.MisdirectNextWrite(f.v.c.Layout.ChunkStart(zone, slot)) {
 		return
 	}
-	f.v.res.Probes["view-change faults: a reconcile's forget write misdirected"]++
+	f.v.res.Probes["view-change faults: a reconcile's write of a struck op misdirected"]++
 	f.v.tr.process("nemesis", e.Replica, false, fmt.Sprintf("view-change faults: the header write of op %d misdirected, the adopted head %d", op, e.Group.Op), 0)
 	delay := vcFaultsForgetCrashTicks + f.rng.Int64N(vcFaultsForgetCrashSpread)
 	f.v.c.Loop.After(delay*kernel.TickNs, vcForgetCrash{f, n}, uint64(n.incarnation))
@@ -318,6 +318,6 @@ func (e vcForgetCrash) Fire(nowNs int64, incarnation uint64) (string, int32, uin
 		delay := 1 + f.rng.Int64N(vcFaultsRestartTicksMax)
 		v.c.Loop.After(delay*kernel.TickNs, restartEvent{v, m}, uint64(m.incarnation))
 	}
-	v.res.Probes["view-change faults: crashed over a misdirected forget write"]++
+	v.res.Probes["view-change faults: crashed with the primary over a misdirected write"]++
 	return "vopr.crash", int32(e.n.ID()), 0
 }
