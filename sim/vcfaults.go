@@ -273,20 +273,20 @@ func (f *vcFaults) event(e replica.Event) {
 	// The header sector's write, or the prepare chunk's (which the
 	// reconcile writes first): either leaves the slot half old.
 	slot := op % disks.cfg[e.Replica].SlotCount
-	zone := disks.headers
+	zone, what := disks.headers, "header"
 	if f.rng.IntN(2) == 0 {
-		zone = disks.prepares
+		zone, what = disks.prepares, "prepare"
 	}
 	if !n.dev.MisdirectNextWrite(f.v.c.Layout.ChunkStart(zone, slot)) {
 		return
 	}
 	f.v.res.Probes["view-change faults: a reconcile's write of a struck op misdirected"]++
-	f.v.tr.process("nemesis", e.Replica, false, fmt.Sprintf("view-change faults: the header write of op %d misdirected, the adopted head %d", op, e.Group.Op), 0)
+	f.v.tr.process("nemesis", e.Replica, false, fmt.Sprintf("view-change faults: the %s write of op %d misdirected, the adopted head %d", what, op, e.Group.Op), 0)
 	delay := vcFaultsForgetCrashTicks + f.rng.Int64N(vcFaultsForgetCrashSpread)
 	f.v.c.Loop.After(delay*kernel.TickNs, vcForgetCrash{f, n}, uint64(n.incarnation))
 }
 
-// vcForgetCrash crashes the replica whose header write was misdirected,
+// vcForgetCrash crashes the replica whose write was misdirected,
 // and the metadata primary (each within the memory-loss bound), and
 // restarts them soon after.
 type vcForgetCrash struct {
