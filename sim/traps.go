@@ -31,10 +31,10 @@ func Traps() []Trap {
 		{"merge: an op truncated on a nack quorum", "view change truncated an op on a nack quorum", famVCFaults},
 		{"merge: a body nobody reported is waited for", "view change waits for a body nobody reported", famVCFaults},
 		{"merge: a header is waited for", "view change waits for a header", famVCFaults},
-		{"merge: the log ends below the lowest op with a nack quorum", "view change truncated above an op with a nack quorum", famBeyondStorage},
+		{"merge: the log ends below the lowest op with a nack quorum", "view change truncated above an op with a nack quorum", famVCFaults},
 		{"merge: canonical headers that conflict or break the chain are ignored", "view change ignored canonical headers off the hash chain", famVCFaults},
 		{"merge: a header the op above names, from a lower log_view", "view change took a header the op above names", famBeyondStorage},
-		{"merge: vote headers off the hash chain taken as unknown", "DoViewChange reports headers that do not chain as unknown", famBeyondStorage},
+		{"merge: vote headers off the hash chain taken as unknown", "DoViewChange reports headers that do not chain as unknown", famVCFaults},
 	}
 }
 

@@ -36,11 +36,16 @@ type vcFaults struct {
 	stage    vcFaultsStage
 	nextTick int64 // idle: when the next round starts; cut: its deadline; isolated: the heal
 	primary  uint8 // cut: the primary cut off
-	// After a strike, until watchUntil (a tick): the struck replica's next
-	// reconcile (the log it adopts forgets or replaces the damaged ops)
-	// gets its header write of one of them misdirected, and the replica
-	// crashes soon after, so that it restarts with a stale header in its
-	// log or above it.
+	// spanMin: the head ops of its own the cut primary must hold before
+	// the strike (drawn per round, 1 to vcFaultsOpsMax): with two or more,
+	// the log that replaces them replaces an op and the one below it.
+	spanMin uint64
+	// After three strikes in four, until watchUntil (a tick): the struck
+	// replica's next reconcile (the log it adopts forgets or replaces the
+	// damaged ops) gets its header or prepare write of one of them
+	// misdirected, and the replica crashes soon after with the primary, so
+	// that it restarts with a half-old slot in its log or above it and
+	// votes before a StartView reconciles it away.
 	watching   bool
 	watchLow   uint64 // the lowest op the strike damaged
 	watchHead  uint64
@@ -56,15 +61,15 @@ const (
 )
 
 const (
-	vcFaultsGapTicksMin     = 100
-	vcFaultsGapTicksSpread  = 600
-	vcFaultsCutTicksMax     = 200 // well inside the backups' 500-tick heartbeat timeout
+	vcFaultsGapTicksMin     = 50
+	vcFaultsGapTicksSpread  = 300
+	vcFaultsCutTicksMax     = 300 // well inside the backups' 500-tick heartbeat timeout
 	vcFaultsRestartTicksMax = 40
 	vcFaultsOpsMax          = 3 // head ops damaged at most
 	// The split lasts past the restarted primary's probes (about 500
 	// ticks) and its election.
-	vcFaultsIsolationTicksMin    = 700
-	vcFaultsIsolationTicksSpread = 1500
+	vcFaultsIsolationTicksMin    = 600
+	vcFaultsIsolationTicksSpread = 600
 	// The watch for the struck replica's reconcile outlasts the split by
 	// this much; its crash comes 5 to 40 ticks after the reconcile (once
 	// its writes, misdirected one included, and its log_view are durable).
@@ -94,7 +99,7 @@ func (f *vcFaults) tick(nowNs int64) {
 			f.cut(tick)
 		}
 	case vcFaultsCut:
-		if primary, head, below, ok := f.lonelyHead(); ok && primary == f.primary {
+		if primary, head, below, ok := f.lonelyHead(); ok && primary == f.primary && head-below >= f.spanMin {
 			f.strike(tick, primary, head, below)
 		} else if tick >= f.nextTick {
 			f.end(tick, true)
@@ -116,6 +121,7 @@ func (f *vcFaults) cut(tick int64) {
 			continue
 		}
 		f.primary, f.stage, f.nextTick = n.ID(), vcFaultsCut, tick+vcFaultsCutTicksMax
+		f.spanMin = 1 + f.rng.Uint64N(vcFaultsOpsMax)
 		if f.splits() {
 			f.v.c.Net.Split([][]network.NodeID{{network.NodeID(n.ID())}, f.others(n.ID())})
 			f.v.tr.process("nemesis", n.ID(), false, "view-change faults: primary cut off", 0)
@@ -154,7 +160,7 @@ func (f *vcFaults) strike(tick int64, primary uint8, head, below uint64) {
 	delay := 1 + f.rng.Int64N(vcFaultsRestartTicksMax)
 	f.v.c.Loop.After(delay*kernel.TickNs, restartEvent{f.v, n}, uint64(n.incarnation))
 	f.stage, f.nextTick = vcFaultsIsolated, tick+vcFaultsIsolationTicksMin+f.rng.Int64N(vcFaultsIsolationTicksSpread)
-	f.watching, f.watchLow, f.watchHead, f.watchUntil = f.rng.IntN(2) == 0, head+1-uint64(damagedSpan), head, f.nextTick+vcFaultsWatchTicks
+	f.watching, f.watchLow, f.watchHead, f.watchUntil = f.rng.IntN(4) > 0, head+1-uint64(damagedSpan), head, f.nextTick+vcFaultsWatchTicks
 	if f.splits() {
 		f.isolate(primary)
 	}
@@ -266,7 +272,14 @@ func (f *vcFaults) event(e replica.Event) {
 	// at or below it the adopted log's header recorded over it (the log
 	// replaced it); either write, misdirected, leaves the struck op's
 	// stale header in the slot.
+	//
+	// Where the adopted log replaced two struck ops or more, one above the
+	// lowest: its stale header's parent is the old op below, which the
+	// log also replaced, so the slot is off the chain of the log's own ops.
 	op := f.watchLow + f.rng.Uint64N(f.watchHead-f.watchLow+1)
+	if hi := min(e.Group.Op, f.watchHead); hi > f.watchLow {
+		op = f.watchLow + 1 + f.rng.Uint64N(hi-f.watchLow)
+	}
 	if !disks.Faultable(e.Replica, op) {
 		return
 	}
