@@ -128,21 +128,36 @@ while read -r tag want expect; do
 		echo "canary $tag: caught seeds-to-catch=$seed exit=$rc violation: $violation"
 		report="$report$tag caught seed=$seed\n"
 		# A client-visible failure (a reply the model in canonical order
-		# does not give) must be one porcupine finds too: the seed again,
-		# with the clients' metadata history given to porcupine under the
-		# checker's reference model (issue 12 item 6).
+		# does not give) must be one porcupine finds too (issue 12 item 6):
+		# the failing seeds from this one on run again with the clients'
+		# metadata history given to porcupine under the checker's reference
+		# model, until one is illegal, at most 5 of them. The checker is
+		# stricter than porcupine (it requires the committed order itself to
+		# explain every reply, porcupine any order), so a seed may fail the
+		# checker and be linearizable; the bug must still show to porcupine.
 		case "$violation" in
 		"non-linearizable reply"*)
-			if [ $mode = vopr ]; then
-				verdict=$("bin/vopr-$tag" -seed "$seed" -porcupine 2>/dev/null | sed -n 's/^seed=.* porcupine=\([a-z]*\)$/\1/p')
+			tried=0
+			agreed=""
+			next=$seed
+			while [ $tried -lt 5 ] && [ -z "$agreed" ]; do
+				if [ $mode = vopr ]; then
+					line=$("bin/vopr-$tag" -seed "$next" -seeds "$SEEDS" -parallel "$PARALLEL" -porcupine 2>/dev/null |
+						grep '^seed=[0-9]* result=correctness .*porcupine=' | head -n 1)
+				else
+					line=$($GO test -count=1 -tags "$tag" ./canary -run '^TestCanaryPorcupine$' -v -canary.seed "$next" 2>&1 |
+						sed -n 's/.*canary porcupine: \(seed=.*\)/\1/p' | head -n 1)
+				fi
+				[ -n "$line" ] || break
+				tried=$((tried + 1))
+				s=$(echo "$line" | sed -n 's/^seed=\([0-9]*\) .*/\1/p')
+				case "$line" in *porcupine=illegal*) agreed=$s ;; esac
+				next=$((s + 1))
+			done
+			if [ -n "$agreed" ]; then
+				echo "canary $tag: porcupine agrees at seed $agreed: not linearizable ($tried of the failing seeds from $seed tried)"
 			else
-				verdict=$($GO test -count=1 -tags "$tag" ./canary -run '^TestCanaryPorcupine$' -v -canary.seed "$seed" 2>&1 |
-					sed -n 's/.*porcupine=\([a-z]*\).*/\1/p' | head -n 1)
-			fi
-			if [ "$verdict" = illegal ]; then
-				echo "canary $tag: porcupine agrees at seed $seed: not linearizable"
-			else
-				echo "canary $tag: PORCUPINE DISAGREES at seed $seed: porcupine=${verdict:-none}, the checker: $violation"
+				echo "canary $tag: PORCUPINE NEVER AGREES: $tried failing seeds from $seed, none illegal to porcupine"
 				failed=1
 				report="$report$tag porcupine-disagrees seed=$seed\n"
 			fi
