@@ -108,7 +108,8 @@ func open(cfg Config, env Env, fresh bool, j *journal.Journal, rec *journal.Reco
 		Sink:       groupSink{r},
 		Rand:       env.Rand,
 		RealtimeUs: env.RealtimeUs,
-	}, vsr.Recovered{State: rec.State, Head: headOf(rec, cfg, fresh), Fresh: fresh})
+	}, vsr.Recovered{State: rec.State, Head: headOf(rec, cfg, fresh), Fresh: fresh,
+		LogHead: rec.Head.Op, LogHeadKnown: rec.Head.Known()})
 	return r
 }
 

@@ -72,6 +72,7 @@ func ProbeCatalogue() []Probe {
 		{Name: "commit from a newer view", Meaning: "a Commit of a later view made a replica start a view change", Scenario: famPartition},
 		{Name: "committed prepare acknowledged again", Meaning: "a retransmitted prepare at or below commit_min is acknowledged again", Scenario: famPartition},
 		{Name: "corrupt slot repaired", Meaning: "a slot whose body was corrupt was repaired from a peer", Scenario: famStorage},
+		{Name: "journal leftover above the log_view's head reported blank", Meaning: "a restart found, above the head its log_view was persisted with, an op stamped before that log_view (a forget write the reconcile lost): its vote reports it blank", Scenario: famVCFaults},
 		{Name: "journal frame off the hash chain not taken as canonical", Meaning: "a journaled frame below a canonical op did not chain and was not taken", Scenario: famRollback},
 		{Name: "journal full: backpressure", Meaning: "the primary refused to prepare what would wrap the journal", Scenario: famJournal},
 		{Name: "plane refused to stamp a prepare", Meaning: "a partition primary could not stamp (a prepare below it missing)", Scenario: famSends},

@@ -45,6 +45,16 @@ type Recovered struct {
 	// replica until the first WriteState is done, so that after a crash the
 	// absence of a state proves the group never acted here.
 	Unwritten bool
+	// LogHead is the op the superblock recorded as the head of its
+	// log_view's log when it persisted it (DEVIATIONS.md 50), and
+	// LogHeadKnown whether it recorded one. An op above it whose journaled
+	// header was stamped in a view before the log_view is a leftover of a
+	// log the log_view replaced, which the reconcile that adopted the
+	// log_view meant to forget (a misdirected write can keep it): every op
+	// the log_view appended above the adopted head was stamped in it. See
+	// Group.leftover.
+	LogHead      uint64
+	LogHeadKnown bool
 	// Amnesiac says the journal lost what it held before the restart (a
 	// partition plane's memory journal): the replica may have acknowledged
 	// ops it no longer knows of, so it must not vote until it has caught up
@@ -94,6 +104,10 @@ type Group struct {
 	// flight. A frame the journal holds is durable unless its op is here:
 	// after a restart everything the journal recovered is durable.
 	appending map[uint64]wire.U128
+	// leftover: journaled ops above the log_view's recorded head stamped
+	// before it (markLeftovers), reported blank until appended again or
+	// reconciled; nil when none.
+	leftover map[uint64]bool
 
 	// amnesiac: this replica lost its journal at a restart and has not yet
 	// applied the log of a view it joined since (up to amnesiaUntil, the
@@ -174,6 +188,7 @@ func New(cfg Config, deps Deps, rec Recovered) *Group {
 	g.rsvTimeout = newTimeout("request_start_view", t.RequestStartViewTicks, false, r, clock, 6)
 	g.repairTimeout = newTimeout("repair", t.RepairTicks, false, r, clock, 7)
 	g.vc.reset(cfg.ReplicaCount)
+	g.markLeftovers(rec)
 
 	switch {
 	case rec.Fresh || cfg.ReplicaCount == 1:
@@ -505,6 +520,33 @@ func (g *Group) checkInvariants() {
 		}
 		if n := len(g.pipeline); n > 0 && g.pipeline[n-1].op != g.op {
 			panic(fmt.Sprintf("vsr: pipeline ends at %d, head is %d", g.pipeline[n-1].op, g.op))
+		}
+	}
+}
+
+// markLeftovers records the journal's ops above the recorded head of the
+// log_view whose headers were stamped before it (Recovered.LogHead): ops
+// of a log the log_view replaced, which the reconcile that adopted it
+// failed to forget on disk. The vote reports them blank, without a body
+// or a nack, as for a slot it cannot read: a merge must never take one as
+// the log_view's op (VOPR seed 31915 with -stale-answers
+// -view-change-faults: a misdirected write kept a view-6 op 37 in a slot
+// the reconcile of view 8 forgot, the restarted replica voted it present
+// under log_view 8, and as view 9's primary it adopted it for an op
+// view 8 had committed otherwise: a divergent commit). A new append or a
+// reconcile at the op clears it.
+func (g *Group) markLeftovers(rec Recovered) {
+	if !rec.LogHeadKnown || rec.Fresh || g.cfg.ReplicaCount == 1 || rec.State.LogView == 0 {
+		return
+	}
+	for op := rec.LogHead + 1; op <= rec.Head; op++ {
+		h, ok := g.deps.Journal.Header(op)
+		if ok && h.View() < rec.State.LogView {
+			if g.leftover == nil {
+				g.leftover = make(map[uint64]bool)
+			}
+			g.leftover[op] = true
+			g.probe("journal leftover above the log_view's head reported blank")
 		}
 	}
 }

@@ -105,7 +105,8 @@ func (r *replica) start(fresh bool) {
 		r.journal.forget()
 	}
 	r.journal.recover()
-	rec := Recovered{State: r.journal.durableState, Head: r.journal.head(), Fresh: fresh, Amnesiac: r.amnesiac}
+	rec := Recovered{State: r.journal.durableState, Head: r.journal.head(), Fresh: fresh, Amnesiac: r.amnesiac,
+		LogHead: r.journal.recordedHead, LogHeadKnown: r.journal.recordedHeadKnown}
 	r.committed = nil
 	cfg := testConfig(r.id, r.c.n)
 	if r.c.tune != nil {
@@ -385,6 +386,10 @@ type durableJournal struct {
 	// evicted: every op at or below it is no longer served (a test's model
 	// of a journal that dropped what a checkpoint covers).
 	evicted uint64
+	// recordedHead: the log head a test says the superblock recorded with
+	// durableState (Recovered.LogHead), when recordedHeadKnown.
+	recordedHead      uint64
+	recordedHeadKnown bool
 }
 
 func newDurableJournal(r *replica) *durableJournal {

@@ -356,3 +356,52 @@ func TestMergeKeepsTheLogViewsOwnOpOverAStaleHeader(t *testing.T) {
 		t.Fatalf("the merge deadlocked before it kept view 3's op 4 (probes %v)", c.probes)
 	}
 }
+
+// TestLeftoverAboveTheLogViewsHeadIsVotedBlank: a replica persisted
+// log_view 3 with its log's head at op 3 (the superblock records it), yet
+// its journal still holds a view-1 op 4 above that head: the reconcile
+// that adopted log_view 3 forgot it, and a misdirected write kept it. Every
+// op log_view 3 appended above op 3 was stamped in view 3, so this one is a
+// leftover of a replaced log: its vote reports it blank, neither present
+// nor nacked. Reported present, a merge
+// whose other votes start above op 4 took it as the committed op 4 (VOPR
+// seed 31915 with -stale-answers -view-change-faults: a divergent commit).
+func TestLeftoverAboveTheLogViewsHeadIsVotedBlank(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		known bool
+	}{{"head recorded", true}, {"no head recorded", false}} {
+		known := tc.known
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster(t, 3, 35)
+			commitEverywhere(t, c, 1, 3)
+			f3, _ := c.replicas[0].journal.Frame(3)
+			g4 := replacingPrepare(f3, 3)
+			stale := func() []byte { // view 1's op 4 of a replaced log
+				var p wire.PrepareHeader
+				p.Decode(wire.HeaderOf(g4))
+				p.Prefix.View, p.Request = 1, p.Request+200
+				return wire.BuildFrame(&p, []byte("stale"))
+			}()
+			r := c.replicas[1]
+			r.crash()
+			r.journal.durableState.View, r.journal.durableState.LogView = 3, 3
+			r.journal.durableState.CommitMax = 3
+			holdDurably(r, stale)
+			r.journal.recordedHead, r.journal.recordedHeadKnown = 3, known
+			r.start(false)
+			v := r.group.buildVote()
+			e, i, in := v.entry(4)
+			if !in {
+				t.Fatalf("the vote (head %d) does not cover op 4", v.op)
+			}
+			blank := wire.IsBlank(&e) && !v.present.Bit(i) && !v.nack.Bit(i)
+			if known && !blank {
+				t.Fatalf("the leftover op 4 is voted %s (present %v, nack %v), want blank", e.Checksum(), v.present.Bit(i), v.nack.Bit(i))
+			}
+			if !known && (wire.IsBlank(&e) || e.Checksum() != wire.HeaderOf(stale).Checksum() || !v.present.Bit(i)) {
+				t.Fatalf("without a recorded head op 4 is voted %s (present %v): the rule needs the head", e.Checksum(), v.present.Bit(i))
+			}
+		})
+	}
+}

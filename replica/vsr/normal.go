@@ -142,6 +142,7 @@ func (g *Group) journalAppend(frame []byte) {
 	h := wire.HeaderOf(frame)
 	op, identity, view := u64op(h), h.Checksum(), g.view
 	g.appending[op] = identity
+	delete(g.leftover, op)
 	g.deps.Journal.Append(frame, func() {
 		if g.appending[op] == identity {
 			delete(g.appending, op)

@@ -193,6 +193,8 @@ func (g *Group) buildVote() *dvcVote {
 		frame, held := g.deps.Journal.Frame(op)
 		c, canonical := g.canon[op]
 		switch {
+		case g.leftover[op] && !canonical:
+			v.entries = append(v.entries, wire.BlankEntry(op)) // markLeftovers
 		case op <= g.commitMin && held:
 			v.entries = append(v.entries, *wire.HeaderOf(frame))
 			v.present = v.present.WithBit(i)
@@ -796,6 +798,7 @@ func (g *Group) reconcileThen(next func()) {
 		}
 	}
 	g.vc.reconciling = true
+	g.leftover = nil // the reconcile forgets or rewrites every slot above the canonical log
 	view := g.view
 	g.emit(Event{Kind: EventReconciled, View: g.view, Op: g.op})
 	g.deps.Journal.Reconcile(g.op, headers, func() {
