@@ -125,11 +125,7 @@ func (s *staleAnswer) begin(tick int64) {
 }
 
 func (s *staleAnswer) crash(n *ReplicaNode) {
-	n.Crash()
-	s.v.tr.process("crash", n.ID(), false, "", 0)
-	s.v.noteMemoryLoss()
-	delay := 1 + s.rng.Int64N(staleRestartTicksMax)
-	s.v.c.Loop.After(delay*kernel.TickNs, restartEvent{s.v, n}, uint64(n.incarnation))
+	s.v.crashAndRestart(n, 1+s.rng.Int64N(staleRestartTicksMax))
 }
 
 // rejoin waits for the target to be Normal in the held answer's view with
@@ -234,11 +230,8 @@ func (e staleSenderCrash) Fire(nowNs int64, incarnation uint64) (string, int32, 
 	if !e.n.Up() || uint64(e.n.incarnation) != incarnation || !v.faulted || v.memoryLossBeyondBound(e.n) {
 		return "", 0, 0
 	}
-	e.n.Crash()
-	v.tr.process("crash", e.n.ID(), false, "", 0)
+	v.crashAndRestart(e.n, v.drawTicks(v.o.RestartDelayMeanTicks))
 	v.tr.process("nemesis", e.n.ID(), false, "stale answer: the sender crashed after the delivery", 0)
 	v.res.Probes["stale answer: the sender crashed after the delivery"]++
-	v.noteMemoryLoss()
-	v.c.Loop.After(v.drawTicks(v.o.RestartDelayMeanTicks)*kernel.TickNs, restartEvent{v, e.n}, uint64(e.n.incarnation))
 	return "vopr.crash", int32(e.n.ID()), 0
 }

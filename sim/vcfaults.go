@@ -136,9 +136,8 @@ func (f *vcFaults) cut(tick int64) {
 func (f *vcFaults) strike(tick int64, primary uint8, head, below uint64) {
 	n := f.v.c.Replicas[primary]
 	disks := f.v.c.disks
-	damaged, damagedSpan := 0, 0
+	damaged := 0
 	for op := head; op > below && head-op < vcFaultsOpsMax; op-- {
-		damagedSpan++
 		if !disks.Faultable(primary, op) {
 			continue
 		}
@@ -153,14 +152,11 @@ func (f *vcFaults) strike(tick int64, primary uint8, head, below uint64) {
 	if damaged == 0 {
 		return // the atlas grants it no fault there: wait for another head
 	}
-	n.Crash()
+	f.v.crashAndRestart(n, 1+f.rng.Int64N(vcFaultsRestartTicksMax))
 	f.v.tr.process("nemesis", primary, false, fmt.Sprintf("view-change faults: primary crashed with %d of its head ops (%d..%d) damaged", damaged, below+1, head), 0)
 	f.v.res.Probes["view-change faults: primary crashed with its own head ops damaged"]++
-	f.v.noteMemoryLoss()
-	delay := 1 + f.rng.Int64N(vcFaultsRestartTicksMax)
-	f.v.c.Loop.After(delay*kernel.TickNs, restartEvent{f.v, n}, uint64(n.incarnation))
 	f.stage, f.nextTick = vcFaultsIsolated, tick+vcFaultsIsolationTicksMin+f.rng.Int64N(vcFaultsIsolationTicksSpread)
-	f.watching, f.watchLow, f.watchHead, f.watchUntil = f.rng.IntN(4) > 0, head+1-uint64(damagedSpan), head, f.nextTick+vcFaultsWatchTicks
+	f.watching, f.watchLow, f.watchHead, f.watchUntil = f.rng.IntN(4) > 0, head+1-min(head-below, vcFaultsOpsMax), head, f.nextTick+vcFaultsWatchTicks
 	if f.splits() {
 		f.isolate(primary)
 	}
@@ -325,11 +321,7 @@ func (e vcForgetCrash) Fire(nowNs int64, incarnation uint64) (string, int32, uin
 		if m == nil || v.memoryLossBeyondBound(m) {
 			continue
 		}
-		m.Crash()
-		v.tr.process("crash", m.ID(), false, "", 0)
-		v.noteMemoryLoss()
-		delay := 1 + f.rng.Int64N(vcFaultsRestartTicksMax)
-		v.c.Loop.After(delay*kernel.TickNs, restartEvent{v, m}, uint64(m.incarnation))
+		v.crashAndRestart(m, 1+f.rng.Int64N(vcFaultsRestartTicksMax))
 	}
 	v.res.Probes["view-change faults: crashed with the primary over a misdirected write"]++
 	return "vopr.crash", int32(e.n.ID()), 0

@@ -293,6 +293,15 @@ func (v *vopr) withoutMemory(n *ReplicaNode) bool {
 	return r.PartitionMemoryLost()
 }
 
+// crashAndRestart crashes n as a nemesis does (traced, its memory loss
+// noted) and restarts it restartTicks later.
+func (v *vopr) crashAndRestart(n *ReplicaNode, restartTicks int64) {
+	n.Crash()
+	v.tr.process("crash", n.ID(), false, "", 0)
+	v.noteMemoryLoss()
+	v.c.Loop.After(restartTicks*kernel.TickNs, restartEvent{v, n}, uint64(n.incarnation))
+}
+
 func (v *vopr) drawTicks(mean int) int64 {
 	return 1 + int64(v.chaos.ExpFloat64()*float64(mean))
 }
