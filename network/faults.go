@@ -430,6 +430,27 @@ func (n *Network) Split(components [][]NodeID) {
 	n.replaceCuts(true, func(from, to int) bool { return component[n.replicas[from]] != component[n.replicas[to]] })
 }
 
+// CutPaths starts a scripted partition of any shape, replacing any other:
+// the path between two replicas, from -> to, is cut where cut says so.
+// Like Split, it lasts until Heal (or a random heal, while random
+// partitions are on). The view-change fault nemesis uses it to withhold a
+// primary's acknowledgements from some backups while another reaches it
+// both ways. A cut that cuts nothing is refused: Heal says that.
+func (n *Network) CutPaths(cut func(from, to NodeID) bool) {
+	any := false
+	for _, a := range n.replicas {
+		for _, b := range n.replicas {
+			any = any || (a != b && cut(n.nodes[a].id, n.nodes[b].id))
+		}
+	}
+	if !any {
+		panic("network: a scripted cut that cuts no path")
+	}
+	n.replaceCuts(true, func(from, to int) bool {
+		return from != to && cut(n.nodes[n.replicas[from]].id, n.nodes[n.replicas[to]].id)
+	})
+}
+
 // Clog clogs the path from -> to until untilNs (scripted): frames on it
 // wait, none are lost. A clog already lasting longer is kept.
 func (n *Network) Clog(from, to NodeID, untilNs int64) {

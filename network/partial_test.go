@@ -286,3 +286,37 @@ func TestSplit(t *testing.T) {
 		}()
 	}
 }
+
+// CutPaths cuts exactly the replica paths its function names, never a
+// client's, and refuses a cut of nothing.
+func TestCutPaths(t *testing.T) {
+	w := newWorld(t, 3, quietOptions(), 5, 1)
+	// Replica 0 withholds: it hears only from 1; 3 is alone both ways.
+	cut := func(from, to network.NodeID) bool {
+		return (to == 0 && from != 1) || from == 3 || to == 3
+	}
+	w.net.CutPaths(cut)
+	for a := range network.NodeID(5) {
+		for b := range network.NodeID(5) {
+			if got, want := w.net.Cut(a, b), a != b && cut(a, b); got != want {
+				t.Fatalf("path %d -> %d: cut %v, want %v", a, b, got, want)
+			}
+		}
+		if w.net.Cut(a, 5) || w.net.Cut(5, a) {
+			t.Fatalf("client path to replica %d cut", a)
+		}
+	}
+	if !w.net.Partitioned() || w.net.Stats().Partitions != 1 {
+		t.Fatalf("partitioned %v, partitions %d: want a partition counted", w.net.Partitioned(), w.net.Stats().Partitions)
+	}
+	w.net.Heal([]network.NodeID{0, 1, 2, 3, 4})
+	if w.net.Partitioned() || w.net.Cut(2, 0) {
+		t.Fatal("Heal left the cut in place")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a cut of no path did not panic")
+		}
+	}()
+	w.net.CutPaths(func(from, to network.NodeID) bool { return from == to })
+}

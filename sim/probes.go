@@ -101,7 +101,7 @@ func ProbeCatalogue() []Probe {
 		{Name: "view change deadlocked: no header for an op without a nack quorum", Meaning: "a merge found an op known by nobody and not provably uncommitted", Scenario: famStorage},
 		{Name: "view change ignored canonical headers off the hash chain", Meaning: "the merge dropped headers that did not chain to the chosen log", Scenario: famRollback},
 		{Name: "view change timed out", Meaning: "a view change did not finish in time and the next view was tried", Scenario: famPartition},
-		{Name: "view change took a header the op above names", Meaning: "the merge recovered an op's header from its successor's parent", Scenario: famStorage},
+		{Name: "view change took a header the op above names", Meaning: "the merge recovered an op's header from its successor's parent", Scenario: famVCFaults},
 		{Name: "view change truncated above an op with a nack quorum", Meaning: "the merge truncated the log above a provably uncommitted op", Scenario: famStorage},
 		{Name: "view change truncated an op on a nack quorum", Meaning: "the merge truncated an op a nack quorum proved uncommitted", Scenario: famStorage},
 		{Name: "view change waits for a body nobody reported", Meaning: "the new primary waits for a body that no vote reported", Scenario: famStorage},
@@ -178,8 +178,10 @@ func ProbeCatalogue() []Probe {
 		{Name: "stale answer: target crashed past the held answer", Meaning: "the target, Normal above the held answer's op, crashed again", Scenario: famStale},
 		{Name: "view-change faults: primary crashed with its own head ops damaged", Meaning: "the view-change fault nemesis crashed a primary whose head ops no backup received, their slots damaged", Scenario: famVCFaults},
 		{Name: "view-change faults: a reconcile's write of a struck op misdirected", Meaning: "the struck primary adopted a log, and its header write of one of the struck ops (forgetting it, or recording the op that replaced it) was misdirected", Scenario: famVCFaults},
-		{Name: "view-change faults: crashed with the primary over a misdirected write", Meaning: "the replica and the primary crashed after that reconcile, so that its restart meets a view change with the half-old slot", Scenario: famVCFaults},
-		{Name: "view-change faults: round abandoned", Meaning: "no head op of the primary's own came within the round", Scenario: famVCFaults},
+		{Name: "view-change faults: crashed over a misdirected write", Meaning: "the replica crashed after that reconcile, split off from the primary with too few replicas to elect without it (or with the primary crashed too), so that its restart meets a view change with the half-old slot", Scenario: famVCFaults},
+		{Name: "view-change faults: round abandoned", Meaning: "no head op of the primary's own came within the round, or no backup of the rest's view held the stale backups' op", Scenario: famVCFaults},
+		{Name: "view-change faults: the rest prepared over the struck ops", Meaning: "a replace round's rest elected without the struck primary and prepared ops at the struck ops' numbers", Scenario: famVCFaults},
+		{Name: "view-change faults: a canonical voter lost an op a lower log_view holds", Meaning: "a lower-log_view round damaged, on a backup of the view the stale backups missed, the slot of the op they hold, and split it with them", Scenario: famVCFaults},
 		{Name: "fault: ", Meaning: "a fault class occurred in the run (crash, partition by mode, reset by cause, storage faults, clock skew)", Scenario: famFaults, Prefix: true},
 	}
 	sort.Slice(p, func(i, j int) bool { return p[i].Name < p[j].Name })

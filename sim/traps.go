@@ -33,7 +33,7 @@ func Traps() []Trap {
 		{"merge: a header is waited for", "view change waits for a header", famVCFaults},
 		{"merge: the log ends below the lowest op with a nack quorum", "view change truncated above an op with a nack quorum", famVCFaults},
 		{"merge: canonical headers that conflict or break the chain are ignored", "view change ignored canonical headers off the hash chain", famVCFaults},
-		{"merge: a header the op above names, from a lower log_view", "view change took a header the op above names", famBeyondStorage},
+		{"merge: a header the op above names, from a lower log_view", "view change took a header the op above names", famVCFaults},
 		{"merge: vote headers off the hash chain taken as unknown", "DoViewChange reports headers that do not chain as unknown", famVCFaults},
 	}
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
+	"sort"
 
 	"github.com/iggy-vopr/vopr/network"
 	"github.com/iggy-vopr/vopr/replica"
@@ -33,8 +34,9 @@ import (
 type vcFaults struct {
 	v        *vopr
 	rng      *rand.Rand
+	kind     vcRoundKind
 	stage    vcFaultsStage
-	nextTick int64 // idle: when the next round starts; cut: its deadline; isolated: the heal
+	nextTick int64 // idle: when the next round starts; cut, replacing, stale: its deadline; isolated: the heal
 	primary  uint8 // cut: the primary cut off
 	// spanMin: the head ops of its own the cut primary must hold before
 	// the strike (drawn per round, 1 to vcFaultsOpsMax): with two or more,
@@ -50,14 +52,52 @@ type vcFaults struct {
 	watchLow   uint64 // the lowest op the strike damaged
 	watchHead  uint64
 	watchUntil int64
+	// held: a replace round's struck replica is split off alone between
+	// the reconcile whose write was misdirected and its crash, so that no
+	// repair rewrites the half-old slot before it votes.
+	held bool
+	// replacer: a replace round's primary of the rest, whose
+	// acknowledgements are withheld while it prepares over the struck ops.
+	replacer uint8
+	// replaceTop: the op the replacer must have prepared up to before the
+	// struck replica may join it (vcfaults_replace.go).
+	replaceTop uint64
+	// A lower-log_view round (vcfaults_lower.go): the backups that miss
+	// the view (stale), the op struck (staleOp), and the view the rest
+	// must pass (staleView).
+	stale     []network.NodeID
+	staleOp   uint64
+	staleView uint32
 }
+
+// vcRoundKind is what a round does once it has a view change to make.
+type vcRoundKind uint8
+
+const (
+	// vcRoundNack: the struck primary is split off with too few backups to
+	// elect without the rest, whose votes bring the nack quorum.
+	vcRoundNack vcRoundKind = iota
+	// vcRoundReplace: the struck primary is split off alone while the rest
+	// elect, truncate its head ops and prepare others at their numbers;
+	// its reconcile then replaces the struck ops, one of its writes
+	// misdirected, and it votes with a stale header inside its log.
+	vcRoundReplace
+	// vcRoundLowerLogView: a canonical voter loses an op that only voters
+	// of a lower log_view still report (vcfaults_lower.go).
+	vcRoundLowerLogView
+)
 
 type vcFaultsStage uint8
 
 const (
-	vcFaultsIdle     vcFaultsStage = iota
-	vcFaultsCut                    // the primary alone: it prepares what no backup receives
-	vcFaultsIsolated               // crashed; its side split from the rest until the heal
+	vcFaultsIdle            vcFaultsStage = iota
+	vcFaultsCut                           // the primary alone: it prepares what no backup receives
+	vcFaultsIsolated                      // crashed; its side split from the rest until the heal
+	vcFaultsReplacing                     // replace: crashed and alone until the rest elect
+	vcFaultsReplaceWithheld               // replace: the rest's primary prepares over its head ops, unacknowledged
+	vcFaultsHeld                          // replace: it reaches that primary alone, until its reconcile and crash
+	vcFaultsWithhold                      // lower log_view: the primary's acknowledgements cut off
+	vcFaultsStale                         // lower log_view: backups split off until the rest's view strikes
 )
 
 const (
@@ -76,6 +116,9 @@ const (
 	vcFaultsWatchTicks        = 2000
 	vcFaultsForgetCrashTicks  = 5
 	vcFaultsForgetCrashSpread = 35
+	// A replace round gives the rest this long to elect and prepare over
+	// the struck ops before it heals anyway.
+	vcFaultsReplaceTicksMax = 1500
 )
 
 func newVCFaults(v *vopr) *vcFaults {
@@ -96,7 +139,7 @@ func (f *vcFaults) tick(nowNs int64) {
 	switch f.stage {
 	case vcFaultsIdle:
 		if tick >= f.nextTick {
-			f.cut(tick)
+			f.start(tick)
 		}
 	case vcFaultsCut:
 		if primary, head, below, ok := f.lonelyHead(); ok && primary == f.primary && head-below >= f.spanMin {
@@ -108,7 +151,41 @@ func (f *vcFaults) tick(nowNs int64) {
 		if tick >= f.nextTick {
 			f.end(tick, false)
 		}
+	case vcFaultsReplacing:
+		f.tickReplacing(tick)
+	case vcFaultsReplaceWithheld:
+		f.tickReplaceWithheld(tick)
+	case vcFaultsHeld:
+		// Until the reconcile's write is armed and the crash that follows
+		// it fires (which ends the round), or the watch passes.
+		if (!f.watching && !f.held) || tick > f.watchUntil {
+			f.end(tick, false)
+		}
+	case vcFaultsWithhold:
+		f.tickWithhold(tick)
+	case vcFaultsStale:
+		f.tickStale(tick)
 	}
+}
+
+// start draws the round's kind and begins it: a lower-log_view round
+// where the replica count lets the rest elect without the stale backups
+// and the nemesis may split, else a strike round (cut).
+func (f *vcFaults) start(tick int64) {
+	n := f.v.o.Replicas
+	// Replace rounds twice as often as the others: of the three, they
+	// reach their rules least often per round.
+	f.kind = [...]vcRoundKind{vcRoundNack, vcRoundReplace, vcRoundReplace, vcRoundLowerLogView}[f.rng.IntN(4)]
+	if f.kind == vcRoundReplace && (n < 3 || !f.splits()) {
+		f.kind = vcRoundNack
+	}
+	if f.kind == vcRoundLowerLogView {
+		if lowerLogViewFits(n) && f.splits() && f.startWithhold(tick) {
+			return
+		}
+		f.kind = vcRoundNack
+	}
+	f.cut(tick)
 }
 
 // cut cuts the Normal primary of the metadata plane off from its backups
@@ -157,6 +234,10 @@ func (f *vcFaults) strike(tick int64, primary uint8, head, below uint64) {
 	f.v.res.Probes["view-change faults: primary crashed with its own head ops damaged"]++
 	f.stage, f.nextTick = vcFaultsIsolated, tick+vcFaultsIsolationTicksMin+f.rng.Int64N(vcFaultsIsolationTicksSpread)
 	f.watching, f.watchLow, f.watchHead, f.watchUntil = f.rng.IntN(4) > 0, head+1-min(head-below, vcFaultsOpsMax), head, f.nextTick+vcFaultsWatchTicks
+	if f.kind == vcRoundReplace {
+		f.isolateAlone(tick, primary)
+		return
+	}
 	if f.splits() {
 		f.isolate(primary)
 	}
@@ -189,7 +270,7 @@ func (f *vcFaults) end(tick int64, abandoned bool) {
 	if f.splits() {
 		f.v.c.Net.Heal(f.all())
 	}
-	f.stage = vcFaultsIdle
+	f.stage, f.held = vcFaultsIdle, false
 	f.nextTick = tick + vcFaultsGapTicksMin + f.rng.Int64N(vcFaultsGapTicksSpread)
 }
 
@@ -253,6 +334,7 @@ func (f *vcFaults) lonelyHead() (primary uint8, head, below uint64, ok bool) {
 // event sees the replicas' events: the struck replica's first reconcile
 // after the strike.
 func (f *vcFaults) event(e replica.Event) {
+	f.lowerEvent(e)
 	if !f.watching || e.Kind != replica.EventGroup || e.Group.Kind != vsr.EventReconciled ||
 		e.Group.Group != wire.MetadataGroup || e.Replica != f.primary {
 		return
@@ -276,6 +358,17 @@ func (f *vcFaults) event(e replica.Event) {
 	if hi := min(e.Group.Op, f.watchHead); hi > f.watchLow {
 		op = f.watchLow + 1 + f.rng.Uint64N(hi-f.watchLow)
 	}
+	if f.kind == vcRoundReplace {
+		// Its own view (it ran ahead alone, and led the view change it
+		// forced on the replacer): no other vote will share its log_view.
+		if vsr.PrimaryIndex(e.Group.View, uint8(f.v.o.Replicas)) == e.Replica {
+			return
+		}
+		var ok bool
+		if op, ok = f.replacedOp(e.Group.Op, e.Group.Commit); !ok {
+			return
+		}
+	}
 	if !disks.Faultable(e.Replica, op) {
 		return
 	}
@@ -283,7 +376,10 @@ func (f *vcFaults) event(e replica.Event) {
 	// reconcile writes first): either leaves the slot half old.
 	slot := op % disks.cfg[e.Replica].SlotCount
 	zone, what := disks.headers, "header"
-	if f.rng.IntN(2) == 0 {
+	if f.kind != vcRoundReplace && f.rng.IntN(2) == 0 {
+		// A replace round's reconcile records the op that replaced the
+		// struck one in the header copy: only that write, lost, leaves
+		// the struck op's header in its slot below the head.
 		zone, what = disks.prepares, "prepare"
 	}
 	if !n.dev.MisdirectNextWrite(f.v.c.Layout.ChunkStart(zone, slot)) {
@@ -291,13 +387,23 @@ func (f *vcFaults) event(e replica.Event) {
 	}
 	f.v.res.Probes["view-change faults: a reconcile's write of a struck op misdirected"]++
 	f.v.tr.process("nemesis", e.Replica, false, fmt.Sprintf("view-change faults: the %s write of op %d misdirected, the adopted head %d", what, op, e.Group.Op), 0)
+	if f.kind == vcRoundReplace && f.stage == vcFaultsHeld {
+		// Alone until its crash: a repair would rewrite the slot whole,
+		// and its acknowledgements would commit the ops above.
+		f.held = true
+		f.v.c.Net.CutPaths(func(from, to network.NodeID) bool {
+			return from == network.NodeID(e.Replica) || to == network.NodeID(e.Replica) || to == network.NodeID(f.replacer)
+		})
+	}
 	delay := vcFaultsForgetCrashTicks + f.rng.Int64N(vcFaultsForgetCrashSpread)
 	f.v.c.Loop.After(delay*kernel.TickNs, vcForgetCrash{f, n}, uint64(n.incarnation))
 }
 
-// vcForgetCrash crashes the replica whose write was misdirected,
-// and the metadata primary (each within the memory-loss bound), and
-// restarts them soon after.
+// vcForgetCrash crashes the replica whose write was misdirected (within
+// the memory-loss bound) and restarts it soon after, split off from the
+// metadata primary with too few replicas to elect without it, replicas of
+// its log_view first; where the nemesis may not split, the primary
+// crashes with it instead.
 type vcForgetCrash struct {
 	f *vcFaults
 	n *ReplicaNode
@@ -305,24 +411,61 @@ type vcForgetCrash struct {
 
 func (e vcForgetCrash) Fire(nowNs int64, incarnation uint64) (string, int32, uint64) {
 	f, v := e.f, e.f.v
+	tick := nowNs / kernel.TickNs
+	held := f.held
+	f.held = false
 	if !e.n.Up() || uint64(e.n.incarnation) != incarnation || !v.faulted || v.memoryLossBeyondBound(e.n) {
+		if held {
+			f.end(tick, false)
+		}
 		return "", 0, 0
 	}
-	// The primary goes down with it, so that the view change its restart
-	// meets counts its vote, stale header included, before a StartView
-	// could make it reconcile the header away.
+	v.crashAndRestart(e.n, 1+f.rng.Int64N(vcFaultsRestartTicksMax))
+	v.res.Probes["view-change faults: crashed over a misdirected write"]++
+	// Its vote must count in the view change its restart meets, stale
+	// header included, before a StartView could make it reconcile the
+	// header away: it is split off with too few replicas to elect without
+	// it, away from the primary. Where the nemesis may not split now (or
+	// the replicas are too few), the primary goes down with it instead.
 	var primary *ReplicaNode
 	for _, m := range v.c.Replicas {
 		if r := m.Replica(); m != e.n && m.Up() && r != nil && r.Metadata().IsPrimary() && r.Metadata().Status() == vsr.StatusNormal {
 			primary = m
 		}
 	}
-	for _, m := range []*ReplicaNode{e.n, primary} {
-		if m == nil || v.memoryLossBeyondBound(m) {
-			continue
+	if f.splits() && (held || f.stage == vcFaultsIdle) && primary != nil {
+		var backups []network.NodeID
+		for _, id := range f.others(e.n.ID()) {
+			if id != network.NodeID(primary.ID()) {
+				backups = append(backups, id)
+			}
 		}
-		v.crashAndRestart(m, 1+f.rng.Int64N(vcFaultsRestartTicksMax))
+		f.rng.Shuffle(len(backups), func(i, j int) { backups[i], backups[j] = backups[j], backups[i] })
+		// Replicas of its log_view first: their votes are canonical too,
+		// so that a stale header of its vote meets the log_view's own.
+		logView := uint32(0)
+		if r := e.n.Replica(); r != nil {
+			logView = r.Metadata().LogView()
+		}
+		sameLogView := func(id network.NodeID) bool {
+			r := v.c.Replicas[int(id)].Replica()
+			return r != nil && r.Metadata().LogView() == logView
+		}
+		sort.SliceStable(backups, func(i, j int) bool { return sameLogView(backups[i]) && !sameLogView(backups[j]) })
+		k := vsr.QuorumViewChange(v.o.Replicas) - 1
+		if k <= len(backups) {
+			side := append([]network.NodeID{network.NodeID(e.n.ID())}, backups[:k]...)
+			v.c.Net.Split([][]network.NodeID{side, f.othersThan(side)})
+			v.tr.process("nemesis", e.n.ID(), false, fmt.Sprintf("view-change faults: split %v from the primary", side), 0)
+			f.stage, f.nextTick = vcFaultsIsolated, tick+vcFaultsIsolationTicksMin+f.rng.Int64N(vcFaultsIsolationTicksSpread)
+			return "vopr.crash", int32(e.n.ID()), 0
+		}
 	}
-	v.res.Probes["view-change faults: crashed with the primary over a misdirected write"]++
+	if held {
+		f.end(tick, false)
+	}
+	if primary != nil && !v.memoryLossBeyondBound(primary) {
+		v.crashAndRestart(primary, 1+f.rng.Int64N(vcFaultsRestartTicksMax))
+	}
 	return "vopr.crash", int32(e.n.ID()), 0
 }

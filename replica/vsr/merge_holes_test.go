@@ -405,3 +405,50 @@ func TestLeftoverAboveTheLogViewsHeadIsVotedBlank(t *testing.T) {
 		})
 	}
 }
+
+// TestVoteKeepsTheLogViewsOpOverAStaleHeaderBelowIt: a replica adopted
+// log_view 3, whose log replaced op 4 and put view 3's op 5 above the new
+// op 4 (the superblock records the head, op 5), but the reconcile's header
+// write of op 4 was misdirected: its journal still holds view 1's op 4,
+// and view 3's op 5 by header only. The two do not chain. Op 5 was
+// stamped in the log_view, so it is of the log_view's log and the stale
+// op 4 is not: the vote reports op 5's header and op 4 blank, neither
+// nacked. A vote that blanked both left nobody reporting op 5's header
+// where it was the only copy among the voters, and the view change waited
+// for ever (VOPR seed 5244 with -view-change-faults -partition-mode=none).
+func TestVoteKeepsTheLogViewsOpOverAStaleHeaderBelowIt(t *testing.T) {
+	c := newCluster(t, 3, 35)
+	commitEverywhere(t, c, 1, 3)
+	f3, _ := c.replicas[0].journal.Frame(3)
+	g4 := replacingPrepare(f3, 3)
+	g5 := replacingPrepare(g4, 3)
+	stale := func() []byte { // view 1's op 4 of the replaced log
+		var p wire.PrepareHeader
+		p.Decode(wire.HeaderOf(g4))
+		p.Prefix.View, p.Request = 1, p.Request+200
+		return wire.BuildFrame(&p, []byte("stale"))
+	}()
+	r := c.replicas[1]
+	r.crash()
+	r.journal.durableState.View, r.journal.durableState.LogView = 3, 3
+	r.journal.durableState.CommitMax = 3
+	holdDurably(r, stale)
+	r.journal.durableHdrs[5] = *wire.HeaderOf(g5)
+	r.journal.recordedHead, r.journal.recordedHeadKnown = 5, true
+	r.start(false)
+	v := r.group.buildVote()
+	if v.op != 5 {
+		t.Fatalf("the vote's head is op %d, want 5", v.op)
+	}
+	e5, i5, _ := v.entry(5)
+	if e5.Checksum() != wire.HeaderOf(g5).Checksum() || v.nack.Bit(i5) {
+		t.Fatalf("op 5 is voted %s (nack %v), want view 3's op 5 %s", e5.Checksum(), v.nack.Bit(i5), wire.HeaderOf(g5).Checksum())
+	}
+	e4, i4, _ := v.entry(4)
+	if !wire.IsBlank(&e4) || v.present.Bit(i4) || v.nack.Bit(i4) {
+		t.Fatalf("the stale op 4 is voted %s (present %v, nack %v), want blank", e4.Checksum(), v.present.Bit(i4), v.nack.Bit(i4))
+	}
+	if c.probes["DoViewChange reports headers that do not chain as unknown"] == 0 {
+		t.Fatal("the rule that blanked the stale op did not run")
+	}
+}

@@ -255,13 +255,14 @@ func (g *Group) buildVote() *dvcVote {
 // consistentSuffix blanks, without a nack, the entries of the vote that do
 // not fit the nearest reported entry above them as a receiver checks a
 // suffix (wire.DecodeSuffix: timestamps strictly increase going up, and
-// adjacent ops chain). A journal can hold a stale header above the log it
-// adopted (a misdirected write left an old copy, DEVIATIONS.md 44); a vote
-// that carried it would be undecodable, and with it the whole view change
-// (VOPR seed 1061395566604765858: two replicas, every vote of one of them
-// refused, for ever). Of two entries that do not fit, a canonical one is
-// kept; otherwise both are reported blank: nothing is known of them, which
-// is what the merge makes of such a pair too, and a blank without a nack
+// adjacent ops chain). A journal can hold a stale header in or above the
+// log it adopted (a misdirected write left an old copy, DEVIATIONS.md 44);
+// a vote that carried it would be undecodable, and with it the whole view
+// change (VOPR seed 1061395566604765858: two replicas, every vote of one
+// of them refused, for ever). Of two entries that do not fit, a canonical
+// one is kept, else one stamped in the log_view where the other is not;
+// otherwise both are reported blank: nothing is known of them, which is
+// what the merge makes of such a pair too, and a blank without a nack
 // never truncates an op.
 func (g *Group) consistentSuffix(v *dvcVote) {
 	canonical := func(i int) bool {
@@ -269,6 +270,7 @@ func (g *Group) consistentSuffix(v *dvcVote) {
 		c, ok := g.canon[v.op-uint64(i)]
 		return ok && c.Checksum() == e.Checksum()
 	}
+	ofLogView := func(i int) bool { return v.entries[i].View() >= v.logView }
 	blank := func(i int) {
 		v.entries[i] = wire.BlankEntry(v.op - uint64(i))
 		v.present = v.present.WithoutBit(i)
@@ -289,6 +291,21 @@ func (g *Group) consistentSuffix(v *dvcVote) {
 					blank(child)
 				case cc && !ce:
 					blank(i)
+				case !ce && !cc && ofLogView(i) != ofLogView(child):
+					// The one stamped in the log_view is of its log (one
+					// primary, one prepare per view and op; ops above the
+					// log_view's recorded head are blank already, as
+					// leftovers): the other does not chain with it, so
+					// it is not. Blanking both left nobody reporting the
+					// log's op (VOPR seed 5244 with -view-change-faults:
+					// a stale op 69 under view 12's op 70, the only copy
+					// of its header in the core; the view change waited
+					// for ever).
+					if ofLogView(i) {
+						blank(child)
+					} else {
+						blank(i)
+					}
 				default:
 					blank(child)
 					blank(i)

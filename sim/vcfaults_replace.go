@@ -1,0 +1,144 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/iggy-vopr/vopr/network"
+	"github.com/iggy-vopr/vopr/replica/vsr"
+)
+
+// A replace round of the view-change fault nemesis puts an op's stale
+// header inside a log, above its commit point, in the vote of a replica of
+// the highest log_view: what the merge's rules for headers off the hash
+// chain are for ("DoViewChange reports headers that do not chain as
+// unknown" where the voter's own next op names another parent, "view
+// change ignored canonical headers off the hash chain" where another
+// canonical vote holds the op the log_view's log put there).
+//
+// After the strike (the primary crashed with its head ops, which no backup
+// received, damaged), the struck replica is split off alone:
+//
+//   - the rest elect a view without it, truncating the struck ops on their
+//     nack quorum; once their primary (the replacer) is Normal, its
+//     acknowledgements are withheld (it hears nobody), so that the ops it
+//     prepares at the struck ops' numbers stay uncommitted;
+//   - once it has prepared up to the struck head (or, in head rounds, over
+//     the lowest struck op), the struck replica
+//     reaches the replacer alone, both ways: it asks for the view and
+//     reconciles, the log it adopts replacing the struck ops above its
+//     commit point, and the reconcile's header write of one of them is
+//     misdirected (event), leaving the struck op's header in the slot;
+//   - it is cut off from everyone again at once (no repair, no
+//     acknowledgement), crashes soon after, and restarts split off with a
+//     backup of the replacer's view (vcForgetCrash): their view change
+//     counts its vote, the stale header inside it.
+
+// vcFaultsReplaceWithheldTicksMax: how long the replacer may take to
+// prepare over the struck ops, its requests forwarded by no backup (it
+// hears none): client requests can be sparse.
+const vcFaultsReplaceWithheldTicksMax = 4000
+
+// isolateAlone splits the struck primary off alone.
+func (f *vcFaults) isolateAlone(tick int64, primary uint8) {
+	f.stage, f.nextTick = vcFaultsReplacing, tick+vcFaultsReplaceTicksMax
+	// Half the rounds (head rounds) let it join once the replacer has
+	// prepared over the lowest struck op only: the log it adopts then
+	// likely ends there, the stale header its vote's top entry, chained to
+	// the op below, which conflicts with another canonical vote's header
+	// of the op instead of breaking its own vote's chain.
+	f.replaceTop = f.watchHead
+	if f.rng.IntN(2) == 0 {
+		f.replaceTop = f.watchLow
+	}
+	f.v.c.Net.Split([][]network.NodeID{{network.NodeID(primary)}, f.others(primary)})
+	f.v.tr.process("nemesis", primary, false, "view-change faults: struck primary split off alone", 0)
+}
+
+// tickReplacing withholds the acknowledgements of the rest's primary once
+// it is Normal in a view above the struck replica's, or gives up.
+func (f *vcFaults) tickReplacing(tick int64) {
+	if p, ok := f.restPrimary(); ok {
+		f.replacer = p.ID()
+		f.stage, f.nextTick = vcFaultsReplaceWithheld, tick+vcFaultsReplaceWithheldTicksMax
+		f.watchUntil = f.nextTick + vcFaultsWatchTicks
+		struck, replacer := network.NodeID(f.primary), network.NodeID(f.replacer)
+		f.v.c.Net.CutPaths(func(from, to network.NodeID) bool {
+			return from == struck || to == struck || to == replacer
+		})
+		f.v.tr.process("nemesis", f.replacer, false, "view-change faults: the rest's primary's acknowledgements withheld", 0)
+		return
+	}
+	if tick >= f.nextTick {
+		f.endReplace(tick)
+	}
+}
+
+// tickReplaceWithheld lets the struck replica reach the replacer once it
+// has prepared up to the struck head, or gives up.
+func (f *vcFaults) tickReplaceWithheld(tick int64) {
+	p := f.v.c.Replicas[f.replacer]
+	r := p.Replica()
+	if !p.Up() || r == nil || !r.Metadata().IsPrimary() || r.Metadata().Status() != vsr.StatusNormal {
+		f.endReplace(tick)
+		return
+	}
+	g := r.Metadata()
+	if f.replaceTop == f.watchLow && g.Op() > f.watchLow {
+		f.replaceTop = f.watchHead // too late for a head round: any struck op
+	}
+	if g.Op() >= f.replaceTop && g.CommitMax() < f.watchLow {
+		f.v.res.Probes["view-change faults: the rest prepared over the struck ops"]++
+		struck, replacer := network.NodeID(f.primary), network.NodeID(f.replacer)
+		f.v.c.Net.CutPaths(func(from, to network.NodeID) bool {
+			if from == struck || to == struck {
+				return from != replacer && to != replacer
+			}
+			return to == replacer
+		})
+		f.stage = vcFaultsHeld
+		f.v.tr.process("nemesis", f.primary, false, fmt.Sprintf("view-change faults: struck replica joins the rest's primary %d alone", f.replacer), 0)
+		return
+	}
+	if tick >= f.nextTick {
+		f.endReplace(tick)
+	}
+}
+
+// endReplace abandons a replace round: nothing is watched any more.
+func (f *vcFaults) endReplace(tick int64) {
+	f.watching = false
+	f.end(tick, true)
+}
+
+// restPrimary finds the Normal metadata primary of a replica other than
+// the struck one.
+func (f *vcFaults) restPrimary() (*ReplicaNode, bool) {
+	for _, n := range f.v.c.Replicas {
+		r := n.Replica()
+		if n.ID() == f.primary || !n.Up() || r == nil {
+			continue
+		}
+		if g := r.Metadata(); g.IsPrimary() && g.Status() == vsr.StatusNormal {
+			return n, true
+		}
+	}
+	return nil, false
+}
+
+// replacedOp draws the struck op whose header write the reconcile loses:
+// one the adopted log (head, commit) replaced above its commit point, one
+// above the lowest where it can (its stale header's parent is then the
+// old op below, which the log replaced too); false when none is.
+func (f *vcFaults) replacedOp(head, commit uint64) (uint64, bool) {
+	lo, hi := max(f.watchLow, commit+1), min(f.watchHead, head)
+	if lo > hi {
+		return 0, false
+	}
+	if f.replaceTop == f.watchLow && head == f.watchLow && lo == f.watchLow {
+		return f.watchLow, true // the adopted log's head
+	}
+	if lo == f.watchLow && hi > lo {
+		lo++
+	}
+	return lo + f.rng.Uint64N(hi-lo+1), true
+}
