@@ -62,6 +62,7 @@ type vcFaults struct {
 	// replaceTop: the op the replacer must have prepared up to before the
 	// struck replica may join it (vcfaults_replace.go).
 	replaceTop uint64
+	paused     bool // the struck replica, paused by a replace round
 	// A lower-log_view round (vcfaults_lower.go): the backups that miss
 	// the view (stale), the op struck (staleOp), and the view the rest
 	// must pass (staleView).

@@ -41,6 +41,8 @@ const vcFaultsReplaceWithheldTicksMax = 4000
 // isolateAlone splits the struck primary off alone.
 func (f *vcFaults) isolateAlone(tick int64, primary uint8) {
 	f.stage, f.nextTick = vcFaultsReplacing, tick+vcFaultsReplaceTicksMax
+	// The watch always runs: the misdirected write is what the round is for.
+	f.watching, f.watchUntil = true, f.nextTick+vcFaultsReplaceWithheldTicksMax+vcFaultsWatchTicks
 	// Half the rounds (head rounds) let it join once the replacer has
 	// prepared over the lowest struck op only: the log it adopts then
 	// likely ends there, the stale header its vote's top entry, chained to
@@ -57,6 +59,13 @@ func (f *vcFaults) isolateAlone(tick int64, primary uint8) {
 // tickReplacing withholds the acknowledgements of the rest's primary once
 // it is Normal in a view above the struck replica's, or gives up.
 func (f *vcFaults) tickReplacing(tick int64) {
+	// Paused once restarted, so that alone it does not run its view up
+	// with elections nobody answers: when it joins, it asks the replacer
+	// for its view instead of forcing a view change of its own on it.
+	if n := f.v.c.Replicas[f.primary]; n.Up() && !n.Paused() && n.Replica() != nil && !f.paused {
+		n.Pause()
+		f.paused = true
+	}
 	if p, ok := f.restPrimary(); ok {
 		f.replacer = p.ID()
 		f.stage, f.nextTick = vcFaultsReplaceWithheld, tick+vcFaultsReplaceWithheldTicksMax
@@ -96,6 +105,7 @@ func (f *vcFaults) tickReplaceWithheld(tick int64) {
 			return to == replacer
 		})
 		f.stage = vcFaultsHeld
+		f.resumeStruck()
 		f.v.tr.process("nemesis", f.primary, false, fmt.Sprintf("view-change faults: struck replica joins the rest's primary %d alone", f.replacer), 0)
 		return
 	}
@@ -106,8 +116,17 @@ func (f *vcFaults) tickReplaceWithheld(tick int64) {
 
 // endReplace abandons a replace round: nothing is watched any more.
 func (f *vcFaults) endReplace(tick int64) {
+	f.resumeStruck()
 	f.watching = false
 	f.end(tick, true)
+}
+
+// resumeStruck resumes the struck replica if the round paused it.
+func (f *vcFaults) resumeStruck() {
+	if f.paused {
+		f.paused = false
+		f.v.c.Replicas[f.primary].Resume()
+	}
 }
 
 // restPrimary finds the Normal metadata primary of a replica other than
