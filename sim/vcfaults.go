@@ -336,6 +336,7 @@ func (f *vcFaults) lonelyHead() (primary uint8, head, below uint64, ok bool) {
 // after the strike.
 func (f *vcFaults) event(e replica.Event) {
 	f.lowerEvent(e)
+	f.replaceEvent(e)
 	if !f.watching || e.Kind != replica.EventGroup || e.Group.Kind != vsr.EventReconciled ||
 		e.Group.Group != wire.MetadataGroup || e.Replica != f.primary {
 		return

@@ -4,7 +4,9 @@ import (
 	"fmt"
 
 	"github.com/iggy-vopr/vopr/network"
+	"github.com/iggy-vopr/vopr/replica"
 	"github.com/iggy-vopr/vopr/replica/vsr"
+	"github.com/iggy-vopr/vopr/replica/wire"
 )
 
 // A replace round of the view-change fault nemesis puts an op's stale
@@ -93,25 +95,46 @@ func (f *vcFaults) tickReplaceWithheld(tick int64) {
 	}
 	g := r.Metadata()
 	if f.replaceTop == f.watchLow && g.Op() > f.watchLow {
-		f.replaceTop = f.watchHead // too late for a head round: any struck op
+		f.replaceTop = f.watchHead // the head round's moment passed: any struck op
 	}
-	if g.Op() >= f.replaceTop && g.CommitMax() < f.watchLow {
-		f.v.res.Probes["view-change faults: the rest prepared over the struck ops"]++
-		struck, replacer := network.NodeID(f.primary), network.NodeID(f.replacer)
-		f.v.c.Net.CutPaths(func(from, to network.NodeID) bool {
-			if from == struck || to == struck {
-				return from != replacer && to != replacer
-			}
-			return to == replacer
-		})
-		f.stage = vcFaultsHeld
-		f.resumeStruck()
-		f.v.tr.process("nemesis", f.primary, false, fmt.Sprintf("view-change faults: struck replica joins the rest's primary %d alone", f.replacer), 0)
+	if f.replaceTop > f.watchLow && g.Op() >= f.replaceTop && g.CommitMax() < f.watchLow {
+		f.joinReplacer()
 		return
 	}
 	if tick >= f.nextTick {
 		f.endReplace(tick)
 	}
+}
+
+// replaceEvent sees, in a head round, the replacer build its prepare of
+// the lowest struck op, and lets the struck replica join it then: the
+// prepare, stalled on the cut path, reaches it first and it asks for the
+// view, whose log most likely still ends at that op.
+func (f *vcFaults) replaceEvent(e replica.Event) {
+	if f.stage != vcFaultsReplaceWithheld || f.replaceTop != f.watchLow || e.Kind != replica.EventGroup ||
+		e.Group.Kind != vsr.EventPrepared || e.Group.Group != wire.MetadataGroup || e.Replica != f.replacer ||
+		e.Group.Op != f.watchLow {
+		return
+	}
+	if r := f.v.c.Replicas[f.replacer].Replica(); r != nil && r.Metadata().CommitMax() < f.watchLow {
+		f.joinReplacer()
+	}
+}
+
+// joinReplacer lets the struck replica reach the replacer alone, both
+// ways, the replacer still hearing no other replica.
+func (f *vcFaults) joinReplacer() {
+	f.v.res.Probes["view-change faults: the rest prepared over the struck ops"]++
+	struck, replacer := network.NodeID(f.primary), network.NodeID(f.replacer)
+	f.v.c.Net.CutPaths(func(from, to network.NodeID) bool {
+		if from == struck || to == struck {
+			return from != replacer && to != replacer
+		}
+		return to == replacer
+	})
+	f.stage = vcFaultsHeld
+	f.resumeStruck()
+	f.v.tr.process("nemesis", f.primary, false, fmt.Sprintf("view-change faults: struck replica joins the rest's primary %d alone", f.replacer), 0)
 }
 
 // endReplace abandons a replace round: nothing is watched any more.
