@@ -560,16 +560,31 @@ func (g *Group) mergeVotes(votes []*dvcVote) (m *mergeResult, broken uint64, ok 
 	// most PipelineMax ops: the commit it carries was committed, and so was
 	// everything PipelineMax below it (consensus.md, merge rules).
 	pipeline := uint64(g.cfg.PipelineMax)
-	// Only a head whose header the voter knows counts: a head it cannot read
-	// (a faulty slot reported blank) may never have been prepared at all.
+	// Only a header the voter knows counts: an op it cannot read (a faulty
+	// slot reported blank) may never have been prepared at all. The
+	// highest it knows counts, not only its head: where its head slot is
+	// damaged and its durable commit_max lags (commit_max is persisted with
+	// the view, not with every commit), the votes' commits alone can lie
+	// more than a suffix below the head (VOPR seed 424245 -long
+	// -view-change-faults -rollback: two votes of log_view 111, heads 1100
+	// and 1102 unreadable, commit 606; the merge panicked on 494
+	// uncommitted ops). Any prepare that exists proves its own bound,
+	// whichever log it belongs to: a committed op is at its place in every
+	// later log.
 	for _, d := range votes {
-		if h, _, in := d.entry(d.op); in && !wire.IsBlank(&h) {
-			var p wire.PrepareHeader
-			p.Decode(&h)
-			m.commitMax = max(m.commitMax, min(p.Commit, d.op))
-			if d.op > pipeline {
-				m.commitMax = max(m.commitMax, d.op-pipeline)
+		for i := range d.entries {
+			h := &d.entries[i]
+			if wire.IsBlank(h) {
+				continue
 			}
+			op := d.op - uint64(i)
+			var p wire.PrepareHeader
+			p.Decode(h)
+			m.commitMax = max(m.commitMax, min(p.Commit, op))
+			if op > pipeline {
+				m.commitMax = max(m.commitMax, op-pipeline)
+			}
+			break
 		}
 	}
 	top := uint64(0)
