@@ -142,7 +142,7 @@ func (f *vcFaults) tickStale(tick int64) {
 // lowerEvent sees, in the stale step, a replica of the rest turn Normal
 // in a view above the round's, and strikes it soon after if an op fits.
 func (f *vcFaults) lowerEvent(e replica.Event) {
-	if f.stage != vcFaultsStale || e.Kind != replica.EventGroup || e.Group.Kind != vsr.EventStatus ||
+	if !f.v.faulted || f.stage != vcFaultsStale || e.Kind != replica.EventGroup || e.Group.Kind != vsr.EventStatus ||
 		e.Group.Group != wire.MetadataGroup || e.Group.Status != vsr.StatusNormal || e.Group.View <= f.staleView ||
 		f.isStale(e.Replica) {
 		return

@@ -106,12 +106,14 @@ func (f *vcFaults) tickReplaceWithheld(tick int64) {
 	}
 }
 
-// replaceEvent sees, in a head round, the replacer build its prepare of
+// replaceEvent sees, in a head round of the faulted phase (a cut in the
+// liveness phase would keep the core apart: VOPR seed 348549933009091822,
+// before this check), the replacer build its prepare of
 // the lowest struck op, and lets the struck replica join it then: the
 // prepare, stalled on the cut path, reaches it first and it asks for the
 // view, whose log most likely still ends at that op.
 func (f *vcFaults) replaceEvent(e replica.Event) {
-	if f.stage != vcFaultsReplaceWithheld || f.replaceTop != f.watchLow || e.Kind != replica.EventGroup ||
+	if !f.v.faulted || f.stage != vcFaultsReplaceWithheld || f.replaceTop != f.watchLow || e.Kind != replica.EventGroup ||
 		e.Group.Kind != vsr.EventPrepared || e.Group.Group != wire.MetadataGroup || e.Replica != f.replacer ||
 		e.Group.Op != f.watchLow {
 		return
