@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/iggy-vopr/vopr/replica/journal"
 	"github.com/iggy-vopr/vopr/replica/vsr"
@@ -51,7 +52,16 @@ func (v *vopr) explainMissingPrepare() string {
 		g := r.Metadata()
 		core = append(core, coreLog{
 			replica: uint8(i), op: g.Op(), commitMax: g.CommitMax(), logView: g.LogView(),
+			// A leftover of a replaced log is what its vote reports blank:
+			// nothing the merge can take, nor a nack (VOPR seed 90082 with
+			// shorter gaps between view-change fault rounds: two replicas
+			// whose op 27 slots held a leftover and a conflict, the merge
+			// waiting for ever, unexplained while the leftover counted as
+			// held).
 			knows: func(op uint64) journal.Knowledge {
+				if g.Leftover(op) {
+					return journal.Unknown
+				}
 				if _, ok := r.Journal().Frame(op); ok {
 					return journal.Held
 				}
@@ -60,10 +70,16 @@ func (v *vopr) explainMissingPrepare() string {
 			// Journal.Header answers from the held body first, else from
 			// a header copy the journal vouches for.
 			identity: func(op uint64) (wire.U128, bool) {
+				if g.Leftover(op) {
+					return wire.U128{}, false
+				}
 				h, ok := r.Journal().Header(op)
 				return h.Checksum(), ok
 			},
 			parent: func(op uint64) (wire.U128, bool) {
+				if g.Leftover(op) {
+					return wire.U128{}, false
+				}
 				h, ok := r.Journal().Header(op)
 				var p wire.PrepareHeader
 				p.Decode(&h)
@@ -71,7 +87,15 @@ func (v *vopr) explainMissingPrepare() string {
 			},
 		})
 	}
-	return missingPrepare(core, vsr.QuorumNack(v.o.Replicas))
+	why := missingPrepare(core, vsr.QuorumNack(v.o.Replicas))
+	if why != "" && len(core) == v.o.Replicas {
+		// No replica is outside the core: the acknowledgements that may
+		// have committed the op came from core replicas whose copies a
+		// fault since destroyed, which is why their journals cannot nack.
+		why = strings.TrimSuffix(why, "it may have been committed outside the core") +
+			"it may have been committed, acknowledged by core replicas whose copies faults destroyed"
+	}
+	return why
 }
 
 // missingPrepare is the rule behind explainMissingPrepare, over the core

@@ -102,8 +102,8 @@ const (
 )
 
 const (
-	vcFaultsGapTicksMin     = 50
-	vcFaultsGapTicksSpread  = 300
+	vcFaultsGapTicksMin     = 20
+	vcFaultsGapTicksSpread  = 100
 	vcFaultsCutTicksMax     = 300 // well inside the backups' 500-tick heartbeat timeout
 	vcFaultsRestartTicksMax = 40
 	vcFaultsOpsMax          = 3 // head ops damaged at most

@@ -214,6 +214,11 @@ func (g *Group) Op() uint64 { return g.op }
 // CommitMin returns the highest applied op.
 func (g *Group) CommitMin() uint64 { return g.commitMin }
 
+// Leftover reports whether the journal's op is a leftover of a replaced
+// log (above the log_view's recorded head, stamped before the log_view;
+// markLeftovers), which this replica's vote reports blank.
+func (g *Group) Leftover(op uint64) bool { return g.leftover[op] }
+
 // CommitMax returns the highest op known committed.
 func (g *Group) CommitMax() uint64 { return g.commitMax }
 
