@@ -252,19 +252,7 @@ func TestSplit(t *testing.T) {
 			in[id] = c
 		}
 	}
-	for a := range network.NodeID(5) {
-		for b := range network.NodeID(5) {
-			if got, want := w.net.Cut(a, b), in[a] != in[b]; got != want {
-				t.Fatalf("path %d -> %d: cut %v, want %v", a, b, got, want)
-			}
-		}
-		if w.net.Cut(a, 5) || w.net.Cut(5, a) {
-			t.Fatalf("client path to replica %d cut", a)
-		}
-	}
-	if !w.net.Partitioned() || w.net.Stats().Partitions != 1 {
-		t.Fatalf("partitioned %v, partitions %d: want a partition counted", w.net.Partitioned(), w.net.Stats().Partitions)
-	}
+	requireCuts(t, w.net, func(a, b network.NodeID) bool { return in[a] != in[b] })
 	w.net.Heal([]network.NodeID{0, 1, 2, 3, 4})
 	if w.net.Partitioned() || w.net.Cut(0, 1) {
 		t.Fatal("Heal left the split in place")
@@ -296,19 +284,7 @@ func TestCutPaths(t *testing.T) {
 		return (to == 0 && from != 1) || from == 3 || to == 3
 	}
 	w.net.CutPaths(cut)
-	for a := range network.NodeID(5) {
-		for b := range network.NodeID(5) {
-			if got, want := w.net.Cut(a, b), a != b && cut(a, b); got != want {
-				t.Fatalf("path %d -> %d: cut %v, want %v", a, b, got, want)
-			}
-		}
-		if w.net.Cut(a, 5) || w.net.Cut(5, a) {
-			t.Fatalf("client path to replica %d cut", a)
-		}
-	}
-	if !w.net.Partitioned() || w.net.Stats().Partitions != 1 {
-		t.Fatalf("partitioned %v, partitions %d: want a partition counted", w.net.Partitioned(), w.net.Stats().Partitions)
-	}
+	requireCuts(t, w.net, func(a, b network.NodeID) bool { return a != b && cut(a, b) })
 	w.net.Heal([]network.NodeID{0, 1, 2, 3, 4})
 	if w.net.Partitioned() || w.net.Cut(2, 0) {
 		t.Fatal("Heal left the cut in place")
@@ -319,4 +295,24 @@ func TestCutPaths(t *testing.T) {
 		}
 	}()
 	w.net.CutPaths(func(from, to network.NodeID) bool { return from == to })
+}
+
+// requireCuts checks, in a world of replicas 0..4 and client 5, that
+// exactly the replica paths want names are cut, no client path is, and one
+// partition was counted.
+func requireCuts(t *testing.T, net *network.Network, want func(a, b network.NodeID) bool) {
+	t.Helper()
+	for a := range network.NodeID(5) {
+		for b := range network.NodeID(5) {
+			if got, want := net.Cut(a, b), want(a, b); got != want {
+				t.Fatalf("path %d -> %d: cut %v, want %v", a, b, got, want)
+			}
+		}
+		if net.Cut(a, 5) || net.Cut(5, a) {
+			t.Fatalf("client path to replica %d cut", a)
+		}
+	}
+	if !net.Partitioned() || net.Stats().Partitions != 1 {
+		t.Fatalf("partitioned %v, partitions %d: want a partition counted", net.Partitioned(), net.Stats().Partitions)
+	}
 }

@@ -69,6 +69,12 @@ func (d *clusterDisks) Misdirected(r uint8, op uint64) bool {
 	return false
 }
 
+// slotSector returns the first sector of op's slot in zone z (d.headers or
+// d.prepares) on replica r's device: where a nemesis aims a fault at it.
+func (d *clusterDisks) slotSector(r uint8, z int, op uint64) uint64 {
+	return d.c.Layout.ChunkStart(z, op%d.cfg[r].SlotCount)
+}
+
 // Faultable implements checker.Disks: the header and prepare zones share
 // their sets in the atlas.
 func (d *clusterDisks) Faultable(r uint8, op uint64) bool {

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/iggy-vopr/vopr/replica/journal"
 	"github.com/iggy-vopr/vopr/replica/vsr"
@@ -50,14 +49,21 @@ func (v *vopr) explainMissingPrepare() string {
 		}
 		r := rn.Replica()
 		g := r.Metadata()
+		// A leftover of a replaced log is what its vote reports blank:
+		// nothing the merge can take, nor a nack (VOPR seed 90082 with
+		// shorter gaps between view-change fault rounds: two replicas
+		// whose op 27 slots held a leftover and a conflict, the merge
+		// waiting for ever, unexplained while the leftover counted as
+		// held). Journal.Header answers from the held body first, else
+		// from a header copy the journal vouches for.
+		header := func(op uint64) (wire.Header, bool) {
+			if g.Leftover(op) {
+				return wire.Header{}, false
+			}
+			return r.Journal().Header(op)
+		}
 		core = append(core, coreLog{
 			replica: uint8(i), op: g.Op(), commitMax: g.CommitMax(), logView: g.LogView(),
-			// A leftover of a replaced log is what its vote reports blank:
-			// nothing the merge can take, nor a nack (VOPR seed 90082 with
-			// shorter gaps between view-change fault rounds: two replicas
-			// whose op 27 slots held a leftover and a conflict, the merge
-			// waiting for ever, unexplained while the leftover counted as
-			// held).
 			knows: func(op uint64) journal.Knowledge {
 				if g.Leftover(op) {
 					return journal.Unknown
@@ -67,35 +73,19 @@ func (v *vopr) explainMissingPrepare() string {
 				}
 				return r.Journal().Knowledge(op)
 			},
-			// Journal.Header answers from the held body first, else from
-			// a header copy the journal vouches for.
 			identity: func(op uint64) (wire.U128, bool) {
-				if g.Leftover(op) {
-					return wire.U128{}, false
-				}
-				h, ok := r.Journal().Header(op)
+				h, ok := header(op)
 				return h.Checksum(), ok
 			},
 			parent: func(op uint64) (wire.U128, bool) {
-				if g.Leftover(op) {
-					return wire.U128{}, false
-				}
-				h, ok := r.Journal().Header(op)
+				h, ok := header(op)
 				var p wire.PrepareHeader
 				p.Decode(&h)
 				return p.Parent, ok
 			},
 		})
 	}
-	why := missingPrepare(core, vsr.QuorumNack(v.o.Replicas))
-	if why != "" && len(core) == v.o.Replicas {
-		// No replica is outside the core: the acknowledgements that may
-		// have committed the op came from core replicas whose copies a
-		// fault since destroyed, which is why their journals cannot nack.
-		why = strings.TrimSuffix(why, "it may have been committed outside the core") +
-			"it may have been committed, acknowledged by core replicas whose copies faults destroyed"
-	}
-	return why
+	return missingPrepare(core, vsr.QuorumNack(v.o.Replicas), len(core) < v.o.Replicas)
 }
 
 // missingPrepare is the rule behind explainMissingPrepare, over the core
@@ -104,7 +94,9 @@ func (v *vopr) explainMissingPrepare() string {
 // no core replica holds with its canonical identity and that fewer than
 // nackQuorum core replicas can nack (a replica whose head is below the op
 // nacks it, as its DoViewChange would). "" when every such op is held or
-// nackable.
+// nackable. outside says whether some replica is outside the core: where
+// none is, the acknowledgements that may have committed the op came from
+// core replicas whose copies a fault since destroyed.
 //
 // The canonical identity is the one the view change's merge can know:
 // the copy (body or header) of a core replica of the highest log_view, or
@@ -118,7 +110,7 @@ func (v *vopr) explainMissingPrepare() string {
 // seed 11971028900399579235: the log_view-11 head is a slot its one holder
 // in the core cannot read, the log_view-9 replicas hold a view-9 prepare
 // there, and the merge can neither adopt nor truncate the op).
-func missingPrepare(core []coreLog, nackQuorum int) string {
+func missingPrepare(core []coreLog, nackQuorum int, outside bool) string {
 	if len(core) == 0 {
 		return ""
 	}
@@ -164,6 +156,9 @@ func missingPrepare(core []coreLog, nackQuorum int) string {
 				why += fmt.Sprintf("; replicas %v hold a prepare a later log replaced", replaced)
 			case len(replaced) > 0:
 				why += fmt.Sprintf("; no core replica knows its identity in log_view %d, so the older prepare replicas %v hold may have been replaced", logView, replaced)
+			}
+			if !outside {
+				return why + "); it may have been committed, acknowledged by core replicas whose copies faults destroyed"
 			}
 			return why + "); it may have been committed outside the core"
 		}

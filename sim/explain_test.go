@@ -105,7 +105,7 @@ func TestMissingPrepare(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := missingPrepare(tt.core, tt.nackQuorum)
+			got := missingPrepare(tt.core, tt.nackQuorum, true)
 			switch {
 			case tt.want == "" && got != "":
 				t.Fatalf("excused %q, want no excuse", got)
@@ -113,6 +113,20 @@ func TestMissingPrepare(t *testing.T) {
 				t.Fatalf("explanation %q, want it to contain %q", got, tt.want)
 			}
 		})
+	}
+	// With no replica outside the core, the acknowledgements that may have
+	// committed the op are the core's own, their copies lost since.
+	core := tests[0].core
+	for _, tt := range tests {
+		if tt.name == "a header copy without body proves nothing" {
+			core = tt.core
+		}
+	}
+	for _, outside := range []bool{true, false} {
+		got := missingPrepare(core, 3, outside)
+		if strings.Contains(got, "outside the core") != outside || strings.Contains(got, "acknowledged by core replicas") == outside {
+			t.Errorf("outside %v: explanation %q", outside, got)
+		}
 	}
 }
 

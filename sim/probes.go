@@ -41,9 +41,6 @@ const (
 	famFaults    = "the fault classes themselves"
 	famStale     = "the stale-answer nemesis"
 	famVCFaults  = "the view-change fault nemesis"
-	// famBeyondStorage: crashes beyond the memory-loss bound (whole-cluster
-	// crashes) over storage faults, where merges meet damaged votes.
-	famBeyondStorage = "crashes beyond the memory-loss bound, with storage faults"
 )
 
 // partitionPlanePrefix is how a partition group's consensus probes are

@@ -74,8 +74,6 @@ func InFamily(family string, o Options) bool {
 		return o.Sends
 	case famBeyond:
 		return !o.MemoryLossBounded
-	case famBeyondStorage:
-		return !o.MemoryLossBounded && o.CrashProbability > 0 && storage && o.Replicas >= 2
 	case famRing:
 		return o.EvictedRing > 0
 	case famFlush:

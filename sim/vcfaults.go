@@ -219,11 +219,10 @@ func (f *vcFaults) strike(tick int64, primary uint8, head, below uint64) {
 		if !disks.Faultable(primary, op) {
 			continue
 		}
-		slot := op % disks.cfg[primary].SlotCount
 		if f.rng.IntN(3) < 2 {
-			n.dev.InjectCorruption(f.v.c.Layout.ChunkStart(disks.prepares, slot))
+			n.dev.InjectCorruption(disks.slotSector(primary, disks.prepares, op))
 		} else {
-			n.dev.InjectCorruption(f.v.c.Layout.ChunkStart(disks.headers, slot))
+			n.dev.InjectCorruption(disks.slotSector(primary, disks.headers, op))
 		}
 		damaged++
 	}
@@ -275,14 +274,8 @@ func (f *vcFaults) end(tick int64, abandoned bool) {
 	f.nextTick = tick + vcFaultsGapTicksMin + f.rng.Int64N(vcFaultsGapTicksSpread)
 }
 
-func (f *vcFaults) others(primary uint8) []network.NodeID {
-	var ids []network.NodeID
-	for _, n := range f.v.c.Replicas {
-		if n.ID() != primary {
-			ids = append(ids, network.NodeID(n.ID()))
-		}
-	}
-	return ids
+func (f *vcFaults) others(id uint8) []network.NodeID {
+	return f.othersThan([]network.NodeID{network.NodeID(id)})
 }
 
 func (f *vcFaults) all() []network.NodeID {
@@ -376,7 +369,6 @@ func (f *vcFaults) event(e replica.Event) {
 	}
 	// The header sector's write, or the prepare chunk's (which the
 	// reconcile writes first): either leaves the slot half old.
-	slot := op % disks.cfg[e.Replica].SlotCount
 	zone, what := disks.headers, "header"
 	if f.kind != vcRoundReplace && f.rng.IntN(2) == 0 {
 		// A replace round's reconcile records the op that replaced the
@@ -384,7 +376,7 @@ func (f *vcFaults) event(e replica.Event) {
 		// the struck op's header in its slot below the head.
 		zone, what = disks.prepares, "prepare"
 	}
-	if !n.dev.MisdirectNextWrite(f.v.c.Layout.ChunkStart(zone, slot)) {
+	if !n.dev.MisdirectNextWrite(disks.slotSector(e.Replica, zone, op)) {
 		return
 	}
 	f.v.res.Probes["view-change faults: a reconcile's write of a struck op misdirected"]++

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/iggy-vopr/vopr/network"
 	"github.com/iggy-vopr/vopr/replica"
@@ -200,7 +201,7 @@ func (f *vcFaults) lowerOp(voter *ReplicaNode) (uint64, bool) {
 		}
 		low, high = max(low, sg.Metadata().CommitMax()), min(high, sg.Metadata().Op())
 	}
-	for op := max(low, 1); op <= high && op > 0; op++ {
+	for op := max(low, 1); op <= high; op++ {
 		if f.lowerOpFits(voter.ID(), op) {
 			return op, true
 		}
@@ -236,9 +237,8 @@ func (f *vcFaults) lowerOpFits(voter uint8, op uint64) bool {
 // until the heal.
 func (f *vcFaults) strikeVoter(tick int64, voter *ReplicaNode) {
 	disks := f.v.c.disks
-	slot := f.staleOp % disks.cfg[voter.ID()].SlotCount
-	voter.dev.InjectCorruption(f.v.c.Layout.ChunkStart(disks.headers, slot))
-	voter.dev.InjectCorruption(f.v.c.Layout.ChunkStart(disks.prepares, slot))
+	voter.dev.InjectCorruption(disks.slotSector(voter.ID(), disks.headers, f.staleOp))
+	voter.dev.InjectCorruption(disks.slotSector(voter.ID(), disks.prepares, f.staleOp))
 	f.v.crashAndRestart(voter, 1+f.rng.Int64N(vcFaultsRestartTicksMax))
 	side := append([]network.NodeID{network.NodeID(voter.ID())}, f.stale...)
 	f.v.c.Net.Split([][]network.NodeID{side, f.othersThan(side)})
@@ -248,23 +248,14 @@ func (f *vcFaults) strikeVoter(tick int64, voter *ReplicaNode) {
 }
 
 func (f *vcFaults) isStale(id uint8) bool {
-	for _, s := range f.stale {
-		if s == network.NodeID(id) {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(f.stale, network.NodeID(id))
 }
 
 // othersThan lists the replicas not in ids.
 func (f *vcFaults) othersThan(ids []network.NodeID) []network.NodeID {
 	var out []network.NodeID
 	for _, n := range f.v.c.Replicas {
-		in := false
-		for _, id := range ids {
-			in = in || id == network.NodeID(n.ID())
-		}
-		if !in {
+		if !slices.Contains(ids, network.NodeID(n.ID())) {
 			out = append(out, network.NodeID(n.ID()))
 		}
 	}

@@ -319,12 +319,7 @@ func TestMergeKeepsTheLogViewsOwnOpOverAStaleHeader(t *testing.T) {
 	f3, _ := c.replicas[0].journal.Frame(3)
 	g4 := replacingPrepare(f3, 3)
 	g5 := replacingPrepare(g4, 3)
-	stale := func() []byte { // view 1's op 4 over op 3: another request, a fitting timestamp
-		var p wire.PrepareHeader
-		p.Decode(wire.HeaderOf(g4))
-		p.Prefix.View, p.Request = 1, p.Request+200
-		return wire.BuildFrame(&p, []byte("stale"))
-	}()
+	stale := staleReplacement(g4) // view 1's op 4 over op 3: another request, a fitting timestamp
 	for _, r := range c.replicas {
 		r.crash()
 		r.journal.durableState.View, r.journal.durableState.LogView = 3, 3
@@ -377,12 +372,7 @@ func TestLeftoverAboveTheLogViewsHeadIsVotedBlank(t *testing.T) {
 			commitEverywhere(t, c, 1, 3)
 			f3, _ := c.replicas[0].journal.Frame(3)
 			g4 := replacingPrepare(f3, 3)
-			stale := func() []byte { // view 1's op 4 of a replaced log
-				var p wire.PrepareHeader
-				p.Decode(wire.HeaderOf(g4))
-				p.Prefix.View, p.Request = 1, p.Request+200
-				return wire.BuildFrame(&p, []byte("stale"))
-			}()
+			stale := staleReplacement(g4) // view 1's op 4 of a replaced log
 			r := c.replicas[1]
 			r.crash()
 			r.journal.durableState.View, r.journal.durableState.LogView = 3, 3
@@ -422,12 +412,7 @@ func TestVoteKeepsTheLogViewsOpOverAStaleHeaderBelowIt(t *testing.T) {
 	f3, _ := c.replicas[0].journal.Frame(3)
 	g4 := replacingPrepare(f3, 3)
 	g5 := replacingPrepare(g4, 3)
-	stale := func() []byte { // view 1's op 4 of the replaced log
-		var p wire.PrepareHeader
-		p.Decode(wire.HeaderOf(g4))
-		p.Prefix.View, p.Request = 1, p.Request+200
-		return wire.BuildFrame(&p, []byte("stale"))
-	}()
+	stale := staleReplacement(g4) // view 1's op 4 of the replaced log
 	r := c.replicas[1]
 	r.crash()
 	r.journal.durableState.View, r.journal.durableState.LogView = 3, 3
@@ -451,4 +436,14 @@ func TestVoteKeepsTheLogViewsOpOverAStaleHeaderBelowIt(t *testing.T) {
 	if c.probes["DoViewChange reports headers that do not chain as unknown"] == 0 {
 		t.Fatal("the rule that blanked the stale op did not run")
 	}
+}
+
+// staleReplacement returns a view-1 prepare at g's op, over g's parent:
+// another request, a fitting timestamp. It is what a slot holds when the
+// log that put g there replaced it, and a reconcile's write was lost.
+func staleReplacement(g []byte) []byte {
+	var p wire.PrepareHeader
+	p.Decode(wire.HeaderOf(g))
+	p.Prefix.View, p.Request = 1, p.Request+200
+	return wire.BuildFrame(&p, []byte("stale"))
 }
