@@ -91,6 +91,11 @@ func (n *Network) RemoveFilter(id FilterID) {
 	n.Release(id)
 }
 
+// Filters reports how many filters are installed: a scenario that must
+// leave none (the VOPR's liveness phase, which Heal does not reach) checks
+// it.
+func (n *Network) Filters() int { return len(n.filters) }
+
 // match returns the first filter that acts on head, due on d, or nil.
 func (n *Network) match(d *dir, head *inflight) *filterEntry {
 	from, to := d.from(), d.to()

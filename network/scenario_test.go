@@ -509,7 +509,14 @@ func TestFilterHoldRelease(t *testing.T) {
 	if got := w.seqs(c, 0); len(got) != 6 {
 		t.Fatalf("filter did not hold the next match: %v", got)
 	}
+	if n := w.net.Filters(); n != 1 {
+		t.Fatalf("%d filters installed, want 1", n)
+	}
 	w.net.RemoveFilter(id)
+	w.net.RemoveFilter(id) // twice: nothing
+	if n := w.net.Filters(); n != 0 {
+		t.Fatalf("%d filters installed after RemoveFilter, want 0", n)
+	}
 	w.run(w.loop.Now() + 100*ms)
 	if got := w.seqs(c, 0); !slices.Equal(got, append(seqRange(1, 6), 3, 4)) {
 		t.Fatalf("after remove: %v", got)

@@ -1,6 +1,10 @@
 package sim
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/iggy-vopr/vopr/network"
+)
 
 // TestStaleAnswersReachTheIncarnationGuard: the stale-answer nemesis
 // brings an earlier incarnation's StartView to a restarted replica, and a
@@ -54,4 +58,54 @@ func TestViewChangeFaultsReachTheNackQuorum(t *testing.T) {
 		t.Fatalf("of %d seeds, %d waited for a body nobody reported and %d truncated on a nack quorum: want both", seeds, waited, truncated)
 	}
 	t.Logf("of %d seeds, %d waited for a body nobody reported, %d truncated on a nack quorum", seeds, waited, truncated)
+}
+
+// TestViewChangeFaultsReachTheRarerMergeRules: the replace rounds of the
+// view-change fault nemesis bring a view change a canonical vote whose
+// stale header conflicts with another's (head rounds: "ignored canonical
+// headers"), and one whose lowest struck op has a nack quorum and whose
+// head has one nack fewer (short rounds: "truncated above"), within a few
+// three-replica seeds.
+func TestViewChangeFaultsReachTheRarerMergeRules(t *testing.T) {
+	const seeds = 20
+	want := []string{
+		"view change ignored canonical headers off the hash chain",
+		"view change truncated above an op with a nack quorum",
+		"view-change faults: a short round's adopted head damaged, the short backups joined",
+	}
+	fired := make([]int, len(want))
+	for seed := uint64(1); seed <= seeds; seed++ {
+		o := Swarm(seed)
+		o.Replicas, o.ViewChangeFaults, o.Rollback, o.PartitionMode = 3, true, false, network.PartitionNone
+		r := Run(o, nil)
+		if r.Outcome != Pass {
+			t.Fatalf("seed %d: %s: %s", seed, r.Outcome, r.Violation)
+		}
+		for i, p := range want {
+			if r.Probes[p] > 0 {
+				fired[i]++
+			}
+		}
+	}
+	for i, p := range want {
+		if fired[i] == 0 {
+			t.Errorf("%q fired in none of %d seeds", p, seeds)
+		}
+	}
+	t.Logf("of %d seeds: %v fired in %v", seeds, want, fired)
+}
+
+// TestLivenessLiftsTheRequestsAHeadRoundHeld: VOPR seed 5550443's liveness
+// phase begins while a head round holds the client requests bound for its
+// replacer (a network filter, which no heal lifts); the phase lifts it and
+// the healed core converges. Before, the requests stayed held and the core
+// collapsed to 1,090 ticks per commit ("the core did not converge").
+func TestLivenessLiftsTheRequestsAHeadRoundHeld(t *testing.T) {
+	r := Run(Swarm(5550443), nil)
+	if r.Outcome != Pass {
+		t.Fatalf("seed 5550443: %s: %s", r.Outcome, r.Violation)
+	}
+	if r.Probes["liveness: lifted the requests a head round held"] == 0 {
+		t.Fatalf("seed 5550443 no longer reaches the liveness phase with requests held: find a seed that does")
+	}
 }

@@ -152,6 +152,7 @@ func ProbeCatalogue() []Probe {
 		// The harness (sim/).
 		{Name: "crash deferred: the memory-loss bound", Meaning: "a crash would have exceeded the memory-loss bound and waited", Scenario: famCrash},
 		{Name: "liveness: froze replicas before every partition group caught up", Meaning: "the liveness phase's catch-up wait ran out of budget", Scenario: famCrash},
+		{Name: "liveness: lifted the requests a head round held", Meaning: "the liveness phase began while a head round of the view-change fault nemesis held the client requests bound for its replacer, and lifted the filter (no heal does)", Scenario: famVCFaults},
 		{Name: "liveness: the core changed view after it converged", Meaning: "a view change after the core first converged", Scenario: famPartition},
 		{Name: "memory lost beyond the bound", Meaning: "more than f replicas were without partition memory at once", Scenario: famBeyond},
 		{Name: "workload: request indefinite", Meaning: "a request ended without a known outcome", Scenario: famTable},
@@ -178,6 +179,7 @@ func ProbeCatalogue() []Probe {
 		{Name: "view-change faults: crashed over a misdirected write", Meaning: "the replica crashed after that reconcile, split off from the primary with too few replicas to elect without it (or with the primary crashed too), so that its restart meets a view change with the half-old slot", Scenario: famVCFaults},
 		{Name: "view-change faults: round abandoned", Meaning: "no head op of the primary's own came within the round, or no backup of the rest's view held the stale backups' op", Scenario: famVCFaults},
 		{Name: "view-change faults: the rest prepared over the struck ops", Meaning: "a replace round's rest elected without the struck primary and prepared ops at the struck ops' numbers", Scenario: famVCFaults},
+		{Name: "view-change faults: a short round's adopted head damaged, the short backups joined", Meaning: "a short replace round's struck replica, reconciled over the struck ops it never acknowledged, had its adopted head's slot damaged whole as it crashed, and was split off with backups whose logs end below the struck ops", Scenario: famVCFaults},
 		{Name: "view-change faults: a canonical voter lost an op a lower log_view holds", Meaning: "a lower-log_view round damaged, on a backup of the view the stale backups missed, the slot of the op they hold, and split it with them", Scenario: famVCFaults},
 		{Name: "fault: ", Meaning: "a fault class occurred in the run (crash, partition by mode, reset by cause, storage faults, clock skew)", Scenario: famFaults, Prefix: true},
 	}

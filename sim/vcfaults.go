@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
-	"sort"
 
 	"github.com/iggy-vopr/vopr/network"
 	"github.com/iggy-vopr/vopr/replica"
@@ -69,6 +68,25 @@ type vcFaults struct {
 	stale     []network.NodeID
 	staleOp   uint64
 	staleView uint32
+	// quietRound: no random crashes or pauses from the cut until the
+	// round ends (half the rounds, as the rollback nemesis does): a replace
+	// or lower-log_view round scripts several crashes and partitions in
+	// turn, and a random crash in between abandons it.
+	quietRound bool
+	// short: a short replace round's short backups (vcfaults_short.go),
+	// nil in other rounds; shortHead: the head the struck replica adopted.
+	short     []network.NodeID
+	shortHead uint64
+	wantShort bool // drawn with the replace round: run short if it can
+	// requestsHeld: the filter holding client requests bound for the
+	// replacer in a head round, 0 when none.
+	requestsHeld network.FilterID
+	// electing: the isolated side is one that must elect on its own (its
+	// votes are what the round is for); the isolation ends as soon as a
+	// replica of it is Normal in a view above electView, or at nextTick.
+	electing  bool
+	electSide []network.NodeID
+	electView uint32
 }
 
 // vcRoundKind is what a round does once it has a view change to make.
@@ -111,6 +129,10 @@ const (
 	// ticks) and its election.
 	vcFaultsIsolationTicksMin    = 600
 	vcFaultsIsolationTicksSpread = 600
+	// A side that must elect on its own gets up to this long (its heal
+	// comes earlier, once it has).
+	vcFaultsElectTicksMin    = 3000
+	vcFaultsElectTicksSpread = 1000
 	// The watch for the struck replica's reconcile outlasts the split by
 	// this much; its crash comes 5 to 40 ticks after the reconcile (once
 	// its writes, misdirected one included, and its log_view are durable).
@@ -149,7 +171,7 @@ func (f *vcFaults) tick(nowNs int64) {
 			f.end(tick, true)
 		}
 	case vcFaultsIsolated:
-		if tick >= f.nextTick {
+		if tick >= f.nextTick || (f.electing && f.sideElected()) {
 			f.end(tick, false)
 		}
 	case vcFaultsReplacing:
@@ -169,6 +191,9 @@ func (f *vcFaults) tick(nowNs int64) {
 	}
 }
 
+// quiet reports whether process faults are held off now.
+func (f *vcFaults) quiet() bool { return f.stage != vcFaultsIdle && f.quietRound }
+
 // start draws the round's kind and begins it: a lower-log_view round
 // where the replica count lets the rest elect without the stale backups
 // and the nemesis may split, else a strike round (cut).
@@ -177,6 +202,7 @@ func (f *vcFaults) start(tick int64) {
 	// Replace rounds twice as often as the others: of the three, they
 	// reach their rules least often per round.
 	f.kind = [...]vcRoundKind{vcRoundNack, vcRoundReplace, vcRoundReplace, vcRoundLowerLogView}[f.rng.IntN(4)]
+	f.quietRound = f.rng.IntN(2) == 0
 	if f.kind == vcRoundReplace && (n < 3 || !f.splits()) {
 		f.kind = vcRoundNack
 	}
@@ -189,24 +215,50 @@ func (f *vcFaults) start(tick int64) {
 	f.cut(tick)
 }
 
-// cut cuts the Normal primary of the metadata plane off from its backups
-// (clients still reach it), so that it prepares ops none of them receives.
-// Without splits it waits for that to happen by chance.
+// cut cuts the Normal primary of the metadata plane off from its backups,
+// one way (they still reach it, and so do clients), so that it prepares
+// ops none of them receives: the acknowledgements of what it prepared
+// before the cut still arrive, its clients get their replies and send
+// their next requests, and those are the lonely head ops (a cut both ways
+// left it only the requests of clients idle at the cut: three in four
+// replace rounds ended there, VOPR seeds 4242000 on). Without splits it
+// waits for that to happen by chance.
 func (f *vcFaults) cut(tick int64) {
 	for _, n := range f.v.c.Replicas {
 		r := n.Replica()
 		if !n.Up() || n.Paused() || r == nil || !r.Metadata().IsPrimary() || r.Metadata().Status() != vsr.StatusNormal {
 			continue
 		}
+		if !f.strikeable(n) {
+			break
+		}
 		f.primary, f.stage, f.nextTick = n.ID(), vcFaultsCut, tick+vcFaultsCutTicksMax
 		f.spanMin = 1 + f.rng.Uint64N(vcFaultsOpsMax)
 		if f.splits() {
-			f.v.c.Net.Split([][]network.NodeID{{network.NodeID(n.ID())}, f.others(n.ID())})
+			cut := network.NodeID(n.ID())
+			f.v.c.Net.CutPaths(func(from, to network.NodeID) bool { return from == cut })
 			f.v.tr.process("nemesis", n.ID(), false, "view-change faults: primary cut off", 0)
 		}
 		return
 	}
 	f.nextTick = tick + vcFaultsGapTicksMin
+}
+
+// strikeable reports whether a round may cut primary off now: the strike
+// that ends the cut crashes it, which a replica still without memory
+// elsewhere (crashed by the last round, catching up) puts beyond the
+// memory-loss bound, and the cut keeps that replica from catching up; and
+// a replica down has no head the strike can compare with.
+func (f *vcFaults) strikeable(primary *ReplicaNode) bool {
+	if f.v.memoryLossBeyondBound(primary) {
+		return false
+	}
+	for _, n := range f.v.c.Replicas {
+		if !n.Up() || n.Replica() == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // strike damages the primary's head ops that no backup holds, crashes it,
@@ -262,6 +314,34 @@ func (f *vcFaults) isolate(primary uint8) {
 	f.v.tr.process("nemesis", primary, false, fmt.Sprintf("view-change faults: split %v from %v", side, backups[k:]), 0)
 }
 
+// isolateToElect starts the isolation of a side that must elect without
+// the rest: it lasts until the side has elected (its view change merged
+// the votes the round shaped) or electTicksMax passes. A fixed span cut
+// many short: the restarted replica probes for about 500 ticks before it
+// starts an election, and its side's backups suspect their primary only
+// after their own heartbeat timeout.
+func (f *vcFaults) isolateToElect(tick int64, side []network.NodeID) {
+	f.stage, f.nextTick = vcFaultsIsolated, tick+vcFaultsElectTicksMin+f.rng.Int64N(vcFaultsElectTicksSpread)
+	f.electing, f.electSide, f.electView = true, side, 0
+	for _, n := range f.v.c.Replicas {
+		if r := n.Replica(); r != nil && n.Up() {
+			f.electView = max(f.electView, r.Metadata().View())
+		}
+	}
+}
+
+// sideElected reports whether a replica of the electing side is Normal in
+// a view above the one the isolation began in.
+func (f *vcFaults) sideElected() bool {
+	for _, id := range f.electSide {
+		n := f.v.c.Replicas[int(id)]
+		if r := n.Replica(); r != nil && n.Up() && r.Metadata().Status() == vsr.StatusNormal && r.Metadata().View() > f.electView {
+			return true
+		}
+	}
+	return false
+}
+
 // end heals what the round split and draws the gap to the next.
 func (f *vcFaults) end(tick int64, abandoned bool) {
 	if abandoned {
@@ -270,7 +350,8 @@ func (f *vcFaults) end(tick int64, abandoned bool) {
 	if f.splits() {
 		f.v.c.Net.Heal(f.all())
 	}
-	f.stage, f.held = vcFaultsIdle, false
+	f.releaseRequests()
+	f.stage, f.held, f.electing, f.short = vcFaultsIdle, false, false, nil
 	f.nextTick = tick + vcFaultsGapTicksMin + f.rng.Int64N(vcFaultsGapTicksSpread)
 }
 
@@ -336,6 +417,7 @@ func (f *vcFaults) event(e replica.Event) {
 	}
 	tick := f.v.c.Loop.Now() / kernel.TickNs
 	f.watching = false
+	f.releaseRequests()
 	if tick > f.watchUntil || !f.v.faulted {
 		return
 	}
@@ -352,6 +434,14 @@ func (f *vcFaults) event(e replica.Event) {
 	op := f.watchLow + f.rng.Uint64N(f.watchHead-f.watchLow+1)
 	if hi := min(e.Group.Op, f.watchHead); hi > f.watchLow {
 		op = f.watchLow + 1 + f.rng.Uint64N(hi-f.watchLow)
+	}
+	if f.kind == vcRoundReplace && f.short != nil {
+		if f.stage == vcFaultsHeld && f.shortReconciled(n, e.Group.Op, e.Group.Commit) {
+			delay := vcFaultsForgetCrashTicks + f.rng.Int64N(vcFaultsForgetCrashSpread)
+			f.v.c.Loop.After(delay*kernel.TickNs, vcForgetCrash{f, n}, uint64(n.incarnation))
+			return
+		}
+		f.short = nil // an ordinary replace round, then
 	}
 	if f.kind == vcRoundReplace {
 		// Its own view (it ran ahead alone, and led the view change it
@@ -414,6 +504,15 @@ func (e vcForgetCrash) Fire(nowNs int64, incarnation uint64) (string, int32, uin
 		}
 		return "", 0, 0
 	}
+	logView := e.n.Replica().Metadata().LogView() // read before the crash drops it
+	if f.short != nil {
+		v.crashAndRestart(e.n, 1+f.rng.Int64N(vcFaultsRestartTicksMax))
+		if held && f.shortStrike(tick, e.n) {
+			return "vopr.crash", int32(e.n.ID()), 0
+		}
+		f.end(tick, false)
+		return "vopr.crash", int32(e.n.ID()), 0
+	}
 	v.crashAndRestart(e.n, 1+f.rng.Int64N(vcFaultsRestartTicksMax))
 	v.res.Probes["view-change faults: crashed over a misdirected write"]++
 	// Its vote must count in the view change its restart meets, stale
@@ -428,30 +527,12 @@ func (e vcForgetCrash) Fire(nowNs int64, incarnation uint64) (string, int32, uin
 		}
 	}
 	if f.splits() && (held || f.stage == vcFaultsIdle) && primary != nil {
-		var backups []network.NodeID
-		for _, id := range f.others(e.n.ID()) {
-			if id != network.NodeID(primary.ID()) {
-				backups = append(backups, id)
-			}
-		}
-		f.rng.Shuffle(len(backups), func(i, j int) { backups[i], backups[j] = backups[j], backups[i] })
-		// Replicas of its log_view first: their votes are canonical too,
-		// so that a stale header of its vote meets the log_view's own.
-		logView := uint32(0)
-		if r := e.n.Replica(); r != nil {
-			logView = r.Metadata().LogView()
-		}
-		sameLogView := func(id network.NodeID) bool {
-			r := v.c.Replicas[int(id)].Replica()
-			return r != nil && r.Metadata().LogView() == logView
-		}
-		sort.SliceStable(backups, func(i, j int) bool { return sameLogView(backups[i]) && !sameLogView(backups[j]) })
-		k := vsr.QuorumViewChange(v.o.Replicas) - 1
-		if k <= len(backups) {
-			side := append([]network.NodeID{network.NodeID(e.n.ID())}, backups[:k]...)
+		backups := f.sideBackups(e.n.ID(), primary.ID(), logView)
+		if len(backups) > 0 {
+			side := append([]network.NodeID{network.NodeID(e.n.ID())}, backups...)
 			v.c.Net.Split([][]network.NodeID{side, f.othersThan(side)})
 			v.tr.process("nemesis", e.n.ID(), false, fmt.Sprintf("view-change faults: split %v from the primary", side), 0)
-			f.stage, f.nextTick = vcFaultsIsolated, tick+vcFaultsIsolationTicksMin+f.rng.Int64N(vcFaultsIsolationTicksSpread)
+			f.isolateToElect(tick, side)
 			return "vopr.crash", int32(e.n.ID()), 0
 		}
 	}
@@ -462,4 +543,35 @@ func (e vcForgetCrash) Fire(nowNs int64, incarnation uint64) (string, int32, uin
 		v.crashAndRestart(primary, 1+f.rng.Int64N(vcFaultsRestartTicksMax))
 	}
 	return "vopr.crash", int32(e.n.ID()), 0
+}
+
+// sideBackups lists the replicas to split off with a replica crashed over
+// a misdirected write, whose log_view is logView: up ones only (a replica
+// down votes in no view change), none of a higher log_view (its vote alone
+// would be canonical, and the crashed replica's stale header would count
+// for nothing: VOPR seed 4242092), replicas of logView first, so that a
+// stale header of its vote meets the log_view's own. Empty where fewer
+// than a view-change quorum less one qualify, or none is of logView.
+func (f *vcFaults) sideBackups(crashed, primary uint8, logView uint32) []network.NodeID {
+	var same, lower []network.NodeID
+	for _, id := range f.others(crashed) {
+		m := f.v.c.Replicas[int(id)]
+		r := m.Replica()
+		if id == network.NodeID(primary) || !m.Up() || r == nil {
+			continue
+		}
+		switch lv := r.Metadata().LogView(); {
+		case lv == logView:
+			same = append(same, id)
+		case lv < logView:
+			lower = append(lower, id)
+		}
+	}
+	k := vsr.QuorumViewChange(f.v.o.Replicas) - 1
+	if len(same) == 0 || len(same)+len(lower) < k {
+		return nil
+	}
+	f.rng.Shuffle(len(same), func(i, j int) { same[i], same[j] = same[j], same[i] })
+	f.rng.Shuffle(len(lower), func(i, j int) { lower[i], lower[j] = lower[j], lower[i] })
+	return append(same, lower...)[:k]
 }

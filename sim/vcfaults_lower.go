@@ -244,7 +244,7 @@ func (f *vcFaults) strikeVoter(tick int64, voter *ReplicaNode) {
 	f.v.c.Net.Split([][]network.NodeID{side, f.othersThan(side)})
 	f.v.res.Probes["view-change faults: a canonical voter lost an op a lower log_view holds"]++
 	f.v.tr.process("nemesis", voter.ID(), false, fmt.Sprintf("view-change faults: op %d's slot damaged, split %v from the rest", f.staleOp, side), 0)
-	f.stage, f.nextTick = vcFaultsIsolated, tick+vcFaultsIsolationTicksMin+f.rng.Int64N(vcFaultsIsolationTicksSpread)
+	f.isolateToElect(tick, side)
 }
 
 func (f *vcFaults) isStale(id uint8) bool {
