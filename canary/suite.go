@@ -164,7 +164,7 @@ func Suite() []Canary {
 			Breaks:  "a DoViewChange ends at its sender's commit_max, leaving out the ops above it that it acknowledged",
 			Probed:  true,
 			Outcome: sim.Correctness,
-			Expect:  []string{"nack of an acknowledged op", "committed op lost", "committed op replaced", "divergent commit", "replica panic"},
+			Expect:  []string{"nack of an acknowledged op", "log_view without its log", "committed op lost", "committed op replaced", "divergent commit", "replica panic"},
 		},
 		{
 			Tag:     "canary_delete_keeps_name",
