@@ -219,9 +219,7 @@ func TestMergeIgnoresAStaleHeaderOffTheChain(t *testing.T) {
 	f3, _ := c.replicas[0].journal.Frame(3)
 	stale := stalePrepare(4, wire.U128{Lo: 0xdead}, 0) // a view-0 op 4 of another log
 	for _, r := range c.replicas {
-		r.crash()
-		r.journal.durableState.View, r.journal.durableState.LogView = 3, 3
-		r.journal.durableState.CommitMax = 2
+		crashInLogView(r, 3, 2)
 	}
 	r1 := c.replicas[1]
 	r1.journal.durableHdrs[4] = *wire.HeaderOf(stale)
@@ -273,9 +271,7 @@ func TestVoteWithAStaleHeaderIsDecodable(t *testing.T) {
 	commitEverywhere(t, c, 1, 3)
 	stale := stalePrepare(4, wire.U128{Lo: 0xdead}, 0) // timestamp 1: below op 3's
 	for _, r := range c.replicas {
-		r.crash()
-		r.journal.durableState.View, r.journal.durableState.LogView = 3, 3
-		r.journal.durableState.CommitMax = 2
+		crashInLogView(r, 3, 2)
 	}
 	r1 := c.replicas[1]
 	r1.journal.durableHdrs[4] = *wire.HeaderOf(stale)
@@ -321,9 +317,7 @@ func TestMergeKeepsTheLogViewsOwnOpOverAStaleHeader(t *testing.T) {
 	g5 := replacingPrepare(g4, 3)
 	stale := staleReplacement(g4) // view 1's op 4 over op 3: another request, a fitting timestamp
 	for _, r := range c.replicas {
-		r.crash()
-		r.journal.durableState.View, r.journal.durableState.LogView = 3, 3
-		r.journal.durableState.CommitMax = 3
+		crashInLogView(r, 3, 3)
 	}
 	r0, r1 := c.replicas[0], c.replicas[1]
 	holdDurably(r0, g4)
@@ -374,9 +368,7 @@ func TestLeftoverAboveTheLogViewsHeadIsVotedBlank(t *testing.T) {
 			g4 := replacingPrepare(f3, 3)
 			stale := staleReplacement(g4) // view 1's op 4 of a replaced log
 			r := c.replicas[1]
-			r.crash()
-			r.journal.durableState.View, r.journal.durableState.LogView = 3, 3
-			r.journal.durableState.CommitMax = 3
+			crashInLogView(r, 3, 3)
 			holdDurably(r, stale)
 			r.journal.recordedHead, r.journal.recordedHeadKnown = 3, known
 			r.start(false)
@@ -414,9 +406,7 @@ func TestVoteKeepsTheLogViewsOpOverAStaleHeaderBelowIt(t *testing.T) {
 	g5 := replacingPrepare(g4, 3)
 	stale := staleReplacement(g4) // view 1's op 4 of the replaced log
 	r := c.replicas[1]
-	r.crash()
-	r.journal.durableState.View, r.journal.durableState.LogView = 3, 3
-	r.journal.durableState.CommitMax = 3
+	crashInLogView(r, 3, 3)
 	holdDurably(r, stale)
 	r.journal.durableHdrs[5] = *wire.HeaderOf(g5)
 	r.journal.recordedHead, r.journal.recordedHeadKnown = 5, true
@@ -441,6 +431,15 @@ func TestVoteKeepsTheLogViewsOpOverAStaleHeaderBelowIt(t *testing.T) {
 // staleReplacement returns a view-1 prepare at g's op, over g's parent:
 // another request, a fitting timestamp. It is what a slot holds when the
 // log that put g there replaced it, and a reconcile's write was lost.
+// crashInLogView crashes r and leaves it durably in view and log_view
+// logView with commit_max commitMax, as a replica that adopted that
+// view's log before it crashed.
+func crashInLogView(r *replica, logView uint32, commitMax uint64) {
+	r.crash()
+	r.journal.durableState.View, r.journal.durableState.LogView = logView, logView
+	r.journal.durableState.CommitMax = commitMax
+}
+
 func staleReplacement(g []byte) []byte {
 	var p wire.PrepareHeader
 	p.Decode(wire.HeaderOf(g))
