@@ -52,8 +52,9 @@ type vcFaults struct {
 	watchHead  uint64
 	watchUntil int64
 	// held: a replace round's struck replica is split off alone between
-	// the reconcile whose write was misdirected and its crash, so that no
-	// repair rewrites the half-old slot before it votes.
+	// its reconcile (the one whose write was misdirected, or a short
+	// round's) and its crash, so that no repair rewrites its slots before
+	// it votes.
 	held bool
 	// replacer: a replace round's primary of the rest, whose
 	// acknowledgements are withheld while it prepares over the struck ops.
@@ -81,10 +82,10 @@ type vcFaults struct {
 	// requestsHeld: the filter holding client requests bound for the
 	// replacer in a head round, 0 when none.
 	requestsHeld network.FilterID
-	// electing: the isolated side is one that must elect on its own (its
-	// votes are what the round is for); the isolation ends as soon as a
-	// replica of it is Normal in a view above electView, or at nextTick.
-	electing  bool
+	// electSide: the isolated side, where it must elect on its own (its
+	// votes are what the round is for), else nil; the isolation ends as
+	// soon as a replica of it is Normal in a view above electView, or at
+	// nextTick.
 	electSide []network.NodeID
 	electView uint32
 }
@@ -171,7 +172,7 @@ func (f *vcFaults) tick(nowNs int64) {
 			f.end(tick, true)
 		}
 	case vcFaultsIsolated:
-		if tick >= f.nextTick || (f.electing && f.sideElected()) {
+		if tick >= f.nextTick || (f.electSide != nil && f.sideElected()) {
 			f.end(tick, false)
 		}
 	case vcFaultsReplacing:
@@ -322,7 +323,7 @@ func (f *vcFaults) isolate(primary uint8) {
 // after their own heartbeat timeout.
 func (f *vcFaults) isolateToElect(tick int64, side []network.NodeID) {
 	f.stage, f.nextTick = vcFaultsIsolated, tick+vcFaultsElectTicksMin+f.rng.Int64N(vcFaultsElectTicksSpread)
-	f.electing, f.electSide, f.electView = true, side, 0
+	f.electSide, f.electView = side, 0
 	for _, n := range f.v.c.Replicas {
 		if r := n.Replica(); r != nil && n.Up() {
 			f.electView = max(f.electView, r.Metadata().View())
@@ -351,7 +352,7 @@ func (f *vcFaults) end(tick int64, abandoned bool) {
 		f.v.c.Net.Heal(f.all())
 	}
 	f.releaseRequests()
-	f.stage, f.held, f.electing, f.short = vcFaultsIdle, false, false, nil
+	f.stage, f.held, f.electSide, f.short = vcFaultsIdle, false, nil, nil
 	f.nextTick = tick + vcFaultsGapTicksMin + f.rng.Int64N(vcFaultsGapTicksSpread)
 }
 
@@ -504,7 +505,6 @@ func (e vcForgetCrash) Fire(nowNs int64, incarnation uint64) (string, int32, uin
 		}
 		return "", 0, 0
 	}
-	logView := e.n.Replica().Metadata().LogView() // read before the crash drops it
 	if f.short != nil {
 		v.crashAndRestart(e.n, 1+f.rng.Int64N(vcFaultsRestartTicksMax))
 		if held && f.shortStrike(tick, e.n) {
@@ -513,6 +513,7 @@ func (e vcForgetCrash) Fire(nowNs int64, incarnation uint64) (string, int32, uin
 		f.end(tick, false)
 		return "vopr.crash", int32(e.n.ID()), 0
 	}
+	logView := e.n.Replica().Metadata().LogView() // read before the crash drops it
 	v.crashAndRestart(e.n, 1+f.rng.Int64N(vcFaultsRestartTicksMax))
 	v.res.Probes["view-change faults: crashed over a misdirected write"]++
 	// Its vote must count in the view change its restart meets, stale
