@@ -71,3 +71,23 @@ func (s *slab[T]) clone(cp func(*T) *T) slab[T] {
 	}
 	return c
 }
+
+// insertAt stores v at key, which must be free: a snapshot's decoder
+// rebuilds a slab with its gaps.
+func (s *slab[T]) insertAt(key int, v *T) {
+	if v == nil || key < 0 {
+		panic("metadata: slab insertAt of nil or a negative key")
+	}
+	for len(s.items) <= key {
+		s.items = append(s.items, nil)
+	}
+	if s.items[key] != nil {
+		panic(fmt.Sprintf("metadata: slab insertAt of taken key %d", key))
+	}
+	s.items[key] = v
+	s.count++
+	s.free = 0
+	for s.free < len(s.items) && s.items[s.free] != nil {
+		s.free++
+	}
+}
