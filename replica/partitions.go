@@ -393,14 +393,14 @@ func (h *partitionHost) slotFor(group uint64) (slot int, dead, ok bool) {
 		if taken(slot, group) {
 			return 0, true, false
 		}
-		if h.store.Busy(slot) || h.segments.Busy(slot) {
+		if h.store.Busy(slot) || h.segments.Busy(slot) || h.offsets.Busy(slot) {
 			panic(fmt.Sprintf("replica %d: group %d's own slot %d has a write in flight before the group exists",
 				h.r.cfg.Replica, group, slot))
 		}
 		return slot, false, true
 	}
 	for slot := range h.slots {
-		if !h.store.Busy(slot) && !h.segments.Busy(slot) && !taken(slot, 0) {
+		if !h.store.Busy(slot) && !h.segments.Busy(slot) && !h.offsets.Busy(slot) && !taken(slot, 0) {
 			return slot, false, true
 		}
 	}

@@ -306,6 +306,24 @@ func (s *OffsetStore) pump() {
 // Found returns what the last Recover of slot found damaged.
 func (s *OffsetStore) Found(slot int) OffsetRecovery { return s.found[slot] }
 
+// Busy reports whether a record write of slot is queued or in flight: a
+// group built on the slot now would recover records that are still being
+// written.
+func (s *OffsetStore) Busy(slot int) bool {
+	s.checkSlot(slot)
+	for _, w := range s.writing[slot] {
+		if w {
+			return true
+		}
+	}
+	for _, w := range s.queue {
+		if w.slot == slot {
+			return true
+		}
+	}
+	return false
+}
+
 // Pending reports how many record writes are queued or in flight.
 func (s *OffsetStore) Pending() int { return s.inFlight + len(s.queue) }
 
