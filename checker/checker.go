@@ -36,6 +36,9 @@ type Checker struct {
 
 	prepares   map[prepareKey]wire.U128   // looked up only
 	startViews map[uint32]startViewRecord // looked up only
+	// checkpoints: the snapshot payload's checksum at each checkpoint op,
+	// as the first replica to record or restore it had it. Looked up only.
+	checkpoints map[uint64]checkpointRecord
 
 	// Client side.
 	invocations map[requestKey]*invocation // looked up only
@@ -133,6 +136,7 @@ func New(n int) *Checker {
 		restarted:   make([]bool, n),
 		prepares:    map[prepareKey]wire.U128{},
 		startViews:  map[uint32]startViewRecord{},
+		checkpoints: map[uint64]checkpointRecord{},
 		invocations: map[requestKey]*invocation{},
 		registers:   map[wire.U128]bool{},
 		executed:    map[requestKey]uint64{},
@@ -232,7 +236,21 @@ func (c *Checker) Crashed(r uint8) {
 // Replica checks one replica event.
 func (c *Checker) Replica(nowNs int64, e replica.Event) {
 	c.nowNs = nowNs
-	if c.violation != nil || e.Kind != replica.EventGroup {
+	if c.violation != nil {
+		return
+	}
+	switch e.Kind {
+	case replica.EventCheckpoint:
+		c.checkpointed(e.Replica, e.Op, e.Frame)
+		return
+	case replica.EventRestored:
+		c.restoredCheckpoint(e.Replica, e.Op, e.Frame)
+		return
+	case replica.EventInstalled:
+		c.installed(e.Replica, e.Op, e.Frame)
+		return
+	}
+	if e.Kind != replica.EventGroup {
 		return
 	}
 	if e.Group.Group != wire.MetadataGroup {

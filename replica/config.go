@@ -7,6 +7,7 @@ import (
 	"github.com/iggy-vopr/vopr/replica/journal"
 	"github.com/iggy-vopr/vopr/replica/metadata"
 	"github.com/iggy-vopr/vopr/replica/partition"
+	"github.com/iggy-vopr/vopr/replica/transfer"
 	"github.com/iggy-vopr/vopr/replica/vsr"
 	"github.com/iggy-vopr/vopr/replica/wire"
 	"github.com/iggy-vopr/vopr/storage"
@@ -33,6 +34,10 @@ type Config struct {
 	// EvictedRing is how many flushed ops a partition's memory journal
 	// keeps for repair (0: the profile's PartitionEvictedRing).
 	EvictedRing uint64
+	// CheckpointInterval is how many committed ops lie between two
+	// checkpoints of the metadata plane: a replica checkpoints after
+	// applying each multiple of it (0: the profile's).
+	CheckpointInterval uint64
 }
 
 // Profile holds the sizes and timeouts that differ between the simulator
@@ -71,6 +76,11 @@ type Profile struct {
 	// RepairAnyPeer: see vsr.Config; off in both profiles, a simulator
 	// knob.
 	RepairAnyPeer bool
+	// CheckpointInterval is the default of Config.CheckpointInterval;
+	// CheckpointAreaSectors the size of each of the two checkpoint areas
+	// (a header sector, then snapshot.bin).
+	CheckpointInterval    uint64
+	CheckpointAreaSectors uint64
 }
 
 // SimulationProfile is the small profile the simulator runs: short queues
@@ -96,6 +106,10 @@ func SimulationProfile() Profile {
 		SegmentSlotSectors:   4096,
 		SegmentIOsMax:        8,
 		PartitionEvictedRing: 4096,
+		// 2 MiB: a client table of 8 full rings of 128 KiB replies and a
+		// state far larger than a run builds.
+		CheckpointInterval:    256,
+		CheckpointAreaSectors: 4096,
 	}
 }
 
@@ -119,6 +133,9 @@ func ProductionProfile() Profile {
 		SegmentSlotSectors:   1 << 18,
 		SegmentIOsMax:        64,
 		PartitionEvictedRing: 4096,
+		// Iggy's cap on one metadata artifact, 1 GiB (wire.md 11).
+		CheckpointInterval:    512,
+		CheckpointAreaSectors: 1 << 18,
 	}
 }
 
@@ -138,6 +155,8 @@ func (c *Config) check() {
 	case p.PartitionPipelineMax < 1 || p.PartitionSlots < 1 || p.PartitionStoreIOsMax < 1 || p.SegmentSlotSectors < 1 || p.SegmentIOsMax < 1 ||
 		p.PartitionEvictedRing < 1:
 		panic("replica: the partition planes need a pipeline, slots, segments and I/Os")
+	case p.CheckpointAreaSectors < 2:
+		panic("replica: a checkpoint area needs its header sector and a snapshot")
 	}
 }
 
@@ -164,7 +183,7 @@ func (c *Config) JournalConfig() journal.Config {
 // DeviceIOsMax is how many I/Os the device under this replica must accept
 // at once.
 func (c *Config) DeviceIOsMax() int {
-	return c.JournalConfig().IOsMax + 2*c.Profile.PartitionStoreIOsMax + c.Profile.SegmentIOsMax + 1 + 16
+	return c.JournalConfig().IOsMax + 2*c.Profile.PartitionStoreIOsMax + c.Profile.SegmentIOsMax + 1 + 16 + transfer.Areas
 }
 
 // Layout is the device layout of a replica: the journal's zones, then the
@@ -173,7 +192,23 @@ func Layout(cfg Config) *storage.Layout {
 	cfg.check()
 	zones := journal.Zones(cfg.JournalConfig())
 	return storage.NewLayout(append(zones, partition.StoreZone(cfg.Profile.PartitionSlots), partition.OffsetZone(cfg.Profile.PartitionSlots),
-		partition.SegmentZone(cfg.Profile.PartitionSlots, cfg.Profile.SegmentSlotSectors))...)
+		partition.SegmentZone(cfg.Profile.PartitionSlots, cfg.Profile.SegmentSlotSectors),
+		transfer.Zone(cfg.Profile.CheckpointAreaSectors))...)
+}
+
+// checkpointConfig places the checkpoint areas after the segment logs.
+func (c *Config) checkpointConfig() transfer.Config {
+	s := c.SegmentConfig()
+	return transfer.Config{FirstSector: s.FirstSector + partition.SegmentZone(s.Slots, s.SlotSectors).Sectors(),
+		AreaSectors: c.Profile.CheckpointAreaSectors, SectorSize: c.Profile.SectorSize}
+}
+
+// checkpointInterval is the metadata plane's checkpoint interval in ops.
+func (c *Config) checkpointInterval() uint64 {
+	if c.CheckpointInterval > 0 {
+		return c.CheckpointInterval
+	}
+	return c.Profile.CheckpointInterval
 }
 
 // evictedRing is how many flushed ops a partition journal keeps.

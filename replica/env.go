@@ -48,6 +48,15 @@ const (
 	// EventPoll: the replica answered a PollMessages of Client's Request
 	// from the partition group PartitionGroup.
 	EventPoll
+	// EventCheckpoint: the superblock now records the checkpoint of the
+	// metadata plane at Op, whose snapshot payload (wire.md 8.2) is Frame.
+	EventCheckpoint
+	// EventRestored: the replica opened with its state restored from the
+	// checkpoint at Op (payload Frame); it applies only the ops above it.
+	EventRestored
+	// EventInstalled: the replica installed the state at Op that a state
+	// transfer brought (snapshot payload Frame): it applies Op+1 next.
+	EventInstalled
 )
 
 // Event is one thing a replica reports.

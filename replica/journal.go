@@ -13,6 +13,8 @@ import (
 type metadataJournal struct {
 	j     *journal.Journal
 	alloc *metadata.GroupAllocator
+	// retainedFrom is one past the durable checkpoint (1 without one).
+	retainedFrom uint64
 }
 
 func (m *metadataJournal) Append(frame []byte, done func()) {
@@ -33,9 +35,12 @@ func (m *metadataJournal) Durable(op uint64) bool               { return m.j.Dur
 func (m *metadataJournal) Header(op uint64) (wire.Header, bool) { return m.j.Header(op) }
 func (m *metadataJournal) Truncate(afterOp uint64)              { m.j.Truncate(afterOp) }
 
-// RetainedFrom is 1: until checkpoints exist the metadata journal never
-// reuses a slot (DEVIATIONS.md 18), so it never evicts an op.
-func (m *metadataJournal) RetainedFrom() uint64 { return 1 }
+// RetainedFrom is one past the durable checkpoint: the ops a checkpoint
+// covers are not served to a repair (RangeEvicted, wire.md 5.10: Iggy
+// serves only above its snapshot op), whether or not the slots still hold
+// them (DEVIATIONS.md 62). A replica that needs them takes a state
+// transfer.
+func (m *metadataJournal) RetainedFrom() uint64 { return max(m.retainedFrom, 1) }
 
 func (m *metadataJournal) Knowledge(op uint64) vsr.Knowledge {
 	switch m.j.Knowledge(op) {

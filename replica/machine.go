@@ -51,6 +51,7 @@ func (r *Replica) Commit(frame []byte) {
 	if len(r.fwd.parked) > 0 {
 		r.settleForwards()
 	}
+	r.maybeCheckpoint(&p)
 }
 
 // sendToClient sends a frame on the client's connection, if this replica

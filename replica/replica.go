@@ -8,6 +8,7 @@ import (
 	"github.com/iggy-vopr/vopr/replica/journal"
 	"github.com/iggy-vopr/vopr/replica/metadata"
 	"github.com/iggy-vopr/vopr/replica/partition"
+	"github.com/iggy-vopr/vopr/replica/transfer"
 	"github.com/iggy-vopr/vopr/replica/vsr"
 	"github.com/iggy-vopr/vopr/replica/wire"
 	"github.com/iggy-vopr/vopr/storage"
@@ -34,6 +35,14 @@ type Replica struct {
 
 	fwd   forwarding
 	parts *partitionHost
+
+	checkpoints *transfer.Store
+	mj          *metadataJournal
+	// offer is what a state transfer from this replica carries: its durable
+	// checkpoint (Offer.CommitOp 0: none yet).
+	offer    transfer.Offer
+	server   *transfer.Server
+	transfer stateTransfer
 }
 
 // Format writes a fresh replica's durable state onto dev (the journal's
@@ -58,19 +67,40 @@ func Open(cfg Config, env Env, fresh bool, done func(*Replica, error)) {
 			done(nil, fmt.Errorf("replica %d: opening the journal: %w", cfg.Replica, err))
 			return
 		}
-		partition.OpenStore(env.Device, cfg.storeConfig(), func(store *partition.Store) {
-			partition.OpenOffsetStore(env.Device, cfg.offsetsFirst(), cfg.Profile.PartitionSlots, cfg.Profile.PartitionStoreIOsMax,
-				func(offsets *partition.OffsetStore) {
-					partition.OpenSegmentLog(env.Device, cfg.SegmentConfig(), func(segments *partition.SegmentLog) {
-						done(open(cfg, env, fresh, j, rec, store, offsets, segments), nil)
+		openCheckpoint(cfg, env.Device, rec, func(cp *transfer.Checkpoint, area int) {
+			partition.OpenStore(env.Device, cfg.storeConfig(), func(store *partition.Store) {
+				partition.OpenOffsetStore(env.Device, cfg.offsetsFirst(), cfg.Profile.PartitionSlots, cfg.Profile.PartitionStoreIOsMax,
+					func(offsets *partition.OffsetStore) {
+						partition.OpenSegmentLog(env.Device, cfg.SegmentConfig(), func(segments *partition.SegmentLog) {
+							r := open(cfg, env, fresh, j, rec, cp, area, store, offsets, segments)
+							done(r, nil)
+						})
 					})
-				})
+			})
 		})
 	})
 }
 
+// openCheckpoint reads the checkpoint the superblock records, if any, and
+// runs done with it (nil: none recorded, or no area holds it intact) and
+// its area.
+func openCheckpoint(cfg Config, dev storage.Device, rec *journal.Recovery, done func(*transfer.Checkpoint, int)) {
+	if rec.State.CheckpointOp == 0 {
+		done(nil, -1)
+		return
+	}
+	transfer.Open(dev, cfg.checkpointConfig(), rec.State.CheckpointOp, rec.State.CheckpointChecksum, func(cp transfer.Checkpoint, area int, err error) {
+		if err != nil {
+			done(nil, -1)
+			return
+		}
+		done(&cp, area)
+	})
+}
+
 // open builds the replica once its journal and partition store are read.
-func open(cfg Config, env Env, fresh bool, j *journal.Journal, rec *journal.Recovery, store *partition.Store, offsets *partition.OffsetStore, segments *partition.SegmentLog) *Replica {
+func open(cfg Config, env Env, fresh bool, j *journal.Journal, rec *journal.Recovery, cp *transfer.Checkpoint, area int,
+	store *partition.Store, offsets *partition.OffsetStore, segments *partition.SegmentLog) *Replica {
 	r := &Replica{
 		cfg:     cfg,
 		env:     env,
@@ -81,9 +111,25 @@ func open(cfg Config, env Env, fresh bool, j *journal.Journal, rec *journal.Reco
 		byConn:  make(map[ConnID]wire.U128),
 		fwd:     forwarding{origins: make(map[wire.U128]origin)},
 	}
+	r.checkpoints = transfer.NewStore(env.Device, cfg.checkpointConfig(), area)
+	var restored vsr.CheckpointRef
+	if cp != nil {
+		r.restore(cp)
+		restored = vsr.CheckpointRef{Op: cp.Op, Identity: cp.Identity, Timestamp: cp.Timestamp}
+	} else if rec.State.CheckpointOp > 0 {
+		// DEVIATIONS.md 61: until the journal wraps, a replica whose
+		// checkpoint rotted rebuilds its state from op 1.
+		r.probe("checkpoint unreadable at recovery: the state is rebuilt from op 1")
+		j.ForgetCheckpoint()
+	}
 	r.alloc = metadata.NewGroupAllocator(r.state.HighestGroupID())
 	r.bus = bus.New(cfg.busConfig(), env.Peers, env.Rand, r)
 	mj := &metadataJournal{j: j, alloc: r.alloc}
+	r.mj = mj
+	r.server = transfer.NewServer(transfer.ChunkLen(cfg.Profile.FrameSizeMax))
+	if cp != nil {
+		mj.retainedFrom = cp.Op + 1
+	}
 	for op := uint64(1); op <= rec.HeadOp; op++ {
 		if f, ok := j.Frame(op); ok {
 			mj.observe(f)
@@ -101,15 +147,19 @@ func open(cfg Config, env Env, fresh bool, j *journal.Journal, rec *journal.Reco
 	// replica commits its log while the group is built, and commits of
 	// topics and partitions build partition groups.
 	r.parts = newPartitionHost(r, store, offsets, segments, fresh)
+	if cp != nil {
+		r.parts.reconcile() // the partitions the restored state lists
+	}
 	r.metadata = vsr.New(cfg.vsrConfig(), vsr.Deps{
 		Out:        r,
 		Journal:    mj,
 		Machine:    r,
-		Sink:       groupSink{r},
-		Rand:       env.Rand,
-		RealtimeUs: env.RealtimeUs,
+		Sink:          groupSink{r},
+		Rand:          env.Rand,
+		RealtimeUs:    env.RealtimeUs,
+		StateTransfer: r.needStateTransfer,
 	}, vsr.Recovered{State: rec.State, Head: headOf(rec, cfg, fresh), Fresh: fresh,
-		LogHead: rec.Head.Op, LogHeadKnown: rec.Head.Known()})
+		LogHead: rec.Head.Op, LogHeadKnown: rec.Head.Known(), Checkpoint: restored})
 	return r
 }
 
@@ -186,6 +236,7 @@ func (r *Replica) Journal() *journal.Journal { return r.journal }
 func (r *Replica) Tick() {
 	r.bus.Tick()
 	r.metadata.Tick()
+	r.tickStateTransfer()
 	r.parts.tick()
 	if len(r.fwd.parked) > 0 {
 		r.tickForwards()
@@ -228,6 +279,9 @@ func (r *Replica) Deliver(peer uint8, frame []byte) {
 	}
 	if group, ok := wire.GroupOf(frame); ok && group != wire.MetadataGroup {
 		r.parts.deliver(peer, group, frame)
+		return
+	}
+	if r.deliverStateTransfer(peer, frame) {
 		return
 	}
 	r.metadata.Receive(peer, frame)

@@ -47,6 +47,9 @@ type ClusterOptions struct {
 	FlushMessages int
 	// EvictedRing: flushed ops a partition journal keeps (0: Iggy's).
 	EvictedRing int
+	// CheckpointInterval: ops between metadata checkpoints (0: the
+	// profile's).
+	CheckpointInterval int
 }
 
 // DefaultClusterOptions is a fault-free cluster with the simulation profile.
@@ -163,8 +166,9 @@ func (c *Cluster) replicaConfig(id uint8) replica.Config {
 	cfg := replica.Config{
 		ClusterName: "vopr", Replica: id, ReplicaCount: uint8(c.Options.Replicas),
 		Auth: c.Options.Auth, Secret: []byte(secretOld), Profile: c.Options.Profile,
-		FlushMessages: uint64(max(c.Options.FlushMessages, 0)),
-		EvictedRing:   uint64(max(c.Options.EvictedRing, 0)),
+		FlushMessages:      uint64(max(c.Options.FlushMessages, 0)),
+		EvictedRing:        uint64(max(c.Options.EvictedRing, 0)),
+		CheckpointInterval: uint64(max(c.Options.CheckpointInterval, 0)),
 	}
 	if c.Options.RotationWindow && id%2 == 1 {
 		// Mid-rotation: half the replicas already sign with the new secret

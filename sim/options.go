@@ -91,6 +91,9 @@ type Options struct {
 	// EvictedRing: how many flushed ops a partition's memory journal keeps
 	// for repair (0: Iggy's 4096).
 	EvictedRing int
+	// CheckpointInterval: the metadata plane checkpoints after each
+	// multiple of this many ops (0: the profile's 256).
+	CheckpointInterval int
 }
 
 // Swarm draws every knob from the seed, so different seeds explore
@@ -211,6 +214,10 @@ func Swarm(seed uint64) Options {
 	if o.ViewChangeFaults && !o.Rollback {
 		o.PartitionMode = network.PartitionNone
 	}
+	// Drawn last: the checkpoint interval, 4 to 128 ops (log-uniform), far
+	// below the profile's 256, so that a seed's few hundred ops take
+	// several checkpoints and its restarts restore them.
+	o.CheckpointInterval = int(math.Round(4 * math.Pow(32, r.Float64())))
 	return o
 }
 
@@ -295,6 +302,8 @@ func (o *Options) Check() error {
 		return fmt.Errorf("a rotation window needs auth")
 	case o.Rollback && o.PartitionMode != network.PartitionNone:
 		return fmt.Errorf("the rollback nemesis drives the partitions: partition mode must be none, not %s", partitionModeName(o.PartitionMode))
+	case o.CheckpointInterval < 0 || o.CheckpointInterval > 1<<20:
+		return fmt.Errorf("checkpoint-interval %d outside 0..1048576 (0: the profile's 256)", o.CheckpointInterval)
 	case o.EvictedRing < 0 || o.EvictedRing > 1<<20:
 		return fmt.Errorf("evicted-ring %d outside 0..1048576 (0: Iggy's 4096)", o.EvictedRing)
 	case o.FlushMessages < 0 || o.FlushMessages > 1<<20:
@@ -355,6 +364,7 @@ func (o *Options) Fields() []Field {
 		{"view-change-faults", strconv.FormatBool(o.ViewChangeFaults)},
 		{"memory-loss-bounded", strconv.FormatBool(o.MemoryLossBounded)}, {"sends", strconv.FormatBool(o.Sends)},
 		{"flush-messages", i(int64(o.FlushMessages))}, {"evicted-ring", i(int64(o.EvictedRing))},
+		{"checkpoint-interval", i(int64(o.CheckpointInterval))},
 	}
 }
 

@@ -169,6 +169,12 @@ func (t *tracer) replica(e replica.Event) {
 		l.Kind, l.Client, l.Request = "deny", e.Client.String(), e.Request
 	case replica.EventProbe:
 		l.Kind, l.Probe = "probe", e.Probe
+	case replica.EventCheckpoint:
+		l.Kind, l.Op = "checkpoint", e.Op
+	case replica.EventRestored:
+		l.Kind, l.Op = "checkpoint_restored", e.Op
+	case replica.EventInstalled:
+		l.Kind, l.Op = "state_installed", e.Op
 	}
 	t.write(l)
 }

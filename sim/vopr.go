@@ -27,6 +27,7 @@ func clusterOptions(o Options) ClusterOptions {
 	c.Sends = o.Sends
 	c.FlushMessages = o.FlushMessages
 	c.EvictedRing = o.EvictedRing
+	c.CheckpointInterval = o.CheckpointInterval
 	c.Auth, c.RotationWindow = o.Auth, o.RotationWindow
 	c.Profile.RepairAnyPeer = o.RepairAnyPeer
 	c.ClockOffsetMaxNs, c.ClockDriftMaxPPB = o.ClockOffsetMaxNs, o.ClockDriftMaxPPB

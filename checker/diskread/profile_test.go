@@ -24,8 +24,8 @@ func TestLayoutMatchesTheReplica(t *testing.T) {
 		starts  []uint64 // format 2's table
 		total   uint64
 	}{
-		{"simulation", replica.SimulationProfile(), []uint64{0, 4, 4100, 1056772, 1057284, 1061380}, 2109956},
-		{"production", replica.ProductionProfile(), []uint64{0, 4, 1028, 16779268, 16795652, 16926724}, 2164410372},
+		{"simulation", replica.SimulationProfile(), []uint64{0, 4, 4100, 1056772, 1057284, 1061380, 2109956}, 2118148},
+		{"production", replica.ProductionProfile(), []uint64{0, 4, 1028, 16779268, 16795652, 16926724, 2164410372}, 2164934660},
 	} {
 		cfg := replica.Config{ClusterName: "layout", Replica: 1, ReplicaCount: 3, Profile: c.profile}
 		layout := replica.Layout(cfg)
@@ -35,7 +35,7 @@ func TestLayoutMatchesTheReplica(t *testing.T) {
 			names = append(names, layout.Zone(i).Name)
 			starts = append(starts, layout.ZoneStart(i))
 		}
-		if want := []string{"superblock", "headers", "prepares", "partition-superblocks", "partition-offsets", "partition-segments"}; !slices.Equal(names, want) {
+		if want := []string{"superblock", "headers", "prepares", "partition-superblocks", "partition-offsets", "partition-segments", "checkpoints"}; !slices.Equal(names, want) {
 			t.Fatalf("%s: zones %v, want %v", c.name, names, want)
 		}
 		if !slices.Equal(starts, c.starts) || layout.Sectors() != c.total {

@@ -23,6 +23,12 @@ type Deps struct {
 	// Plane stamps and admits a partition plane's prepares; nil on the
 	// metadata plane.
 	Plane Plane
+	// StateTransfer, when set, hears that a peer answered a repair with
+	// RangeEvicted above commit_min + 1: the ops this replica needs next are
+	// gone from that peer's journal, and only a state transfer from a
+	// checkpoint at or above retained - 1 can bring it past them. nil: the
+	// plane has no state transfer yet.
+	StateTransfer func(peer uint8, retained uint64)
 }
 
 // Recovered is what the replica's storage knew when the group started.
@@ -55,11 +61,23 @@ type Recovered struct {
 	// Group.leftover.
 	LogHead      uint64
 	LogHeadKnown bool
+	// Checkpoint is the durable checkpoint the replica restored its state
+	// from (Op 0: none, the state machine starts empty): the group starts
+	// with commit_min at its op and applies only the ops above it.
+	Checkpoint CheckpointRef
 	// Amnesiac says the journal lost what it held before the restart (a
 	// partition plane's memory journal): the replica may have acknowledged
 	// ops it no longer knows of, so it must not vote until it has caught up
 	// (see Group.Amnesiac).
 	Amnesiac bool
+}
+
+// CheckpointRef names a checkpoint: the op whose state it holds, the
+// prepare identity of that op (the parent of the next) and its timestamp.
+type CheckpointRef struct {
+	Op        uint64
+	Identity  wire.U128
+	Timestamp uint64
 }
 
 // Group is one replica's state in one consensus group.
@@ -87,6 +105,12 @@ type Group struct {
 	canon map[uint64]wire.Header
 	// appliedIdentity is the identity of op commitMin (zero at op 0).
 	appliedIdentity wire.U128
+
+	// checkpointOp and checkpointSum are the checkpoint the superblock is
+	// to record (Checkpoint); checkpointWaits run once it does.
+	checkpointOp   uint64
+	checkpointSum  wire.U128
+	checkpointWait []checkpointWait
 
 	timestampMax uint64 // the highest prepare timestamp seen in this group
 	sentView     uint32 // the highest view this replica sent a message in
@@ -143,6 +167,13 @@ type Group struct {
 	clock             timerClock
 }
 
+// checkpointWait is a done of Checkpoint, run once the superblock records
+// op or a later checkpoint.
+type checkpointWait struct {
+	op   uint64
+	done func()
+}
+
 // pending is one prepare in the primary's pipeline.
 type pending struct {
 	op     uint64
@@ -160,6 +191,10 @@ func New(cfg Config, deps Deps, rec Recovered) *Group {
 	if rec.State.LogView > rec.State.View {
 		panic("vsr: recovered log_view above view")
 	}
+	if c := rec.Checkpoint; c.Op > 0 && (c.Op != rec.State.CheckpointOp || c.Op > rec.State.CommitMax || c.Identity.IsZero()) {
+		panic(fmt.Sprintf("vsr: restored checkpoint at op %d (identity %s), the superblock records checkpoint %d and commit_max %d",
+			c.Op, c.Identity, rec.State.CheckpointOp, rec.State.CommitMax))
+	}
 	t := cfg.Timeouts
 	g := &Group{
 		cfg:       cfg,
@@ -168,13 +203,23 @@ func New(cfg Config, deps Deps, rec Recovered) *Group {
 		logView:   rec.State.LogView,
 		durable:   rec.State,
 		unwritten: rec.Unwritten,
-		op:        rec.Head,
 		commitMax: rec.State.CommitMax,
+		commitMin: rec.Checkpoint.Op,
+		op:        max(rec.Head, rec.Checkpoint.Op),
+		// A checkpoint the replica could not read is forgotten: the next
+		// state write records none (or the one restored), so that a state
+		// transfer below it is not refused as of no use.
+		checkpointOp:    rec.Checkpoint.Op,
+		appliedIdentity: rec.Checkpoint.Identity,
+		timestampMax:    rec.Checkpoint.Timestamp,
 		canon:     make(map[uint64]wire.Header),
 		appending: make(map[uint64]wire.U128),
 		// A lone replica has nobody to be invisible to: losing its memory
 		// is losing the group's (more than f replicas).
 		amnesiac: rec.Amnesiac && cfg.ReplicaCount > 1 && !rec.Fresh && !bug.AmnesiaVotes,
+	}
+	if rec.Checkpoint.Op > 0 {
+		g.checkpointSum = rec.State.CheckpointChecksum
 	}
 	r, clock := deps.Rand, &g.clock
 	g.clock = timerClock{now: rec.Tick, stage: -1}
@@ -398,14 +443,16 @@ func (g *Group) stateDurable() bool {
 	return !g.unwritten && g.durable.View == g.view && g.durable.LogView == g.logView
 }
 
-// persist makes (view, log_view, commit_max) durable if it is not, then
-// resumes whatever was waiting for it.
+// persist makes (view, log_view, commit_max, checkpoint) durable if it is
+// not, then resumes whatever was waiting for it.
 func (g *Group) persist() {
-	if g.writing || (g.stateDurable() && g.durable.CommitMax >= g.commitMax && !g.unwritten) {
+	if g.writing || (g.stateDurable() && g.durable.CommitMax >= g.commitMax && !g.unwritten &&
+		g.durable.CheckpointOp == g.checkpointOp) {
 		return
 	}
 	s := g.durable
 	s.View, s.LogView, s.CommitMax = g.view, g.logView, max(g.commitMax, g.durable.CommitMax)
+	s.CheckpointOp, s.CheckpointChecksum = g.checkpointOp, g.checkpointSum
 	g.writing, g.written = true, s
 	g.deps.Journal.WriteState(s, func() {
 		if !g.writing || g.written != s {
@@ -413,9 +460,106 @@ func (g *Group) persist() {
 		}
 		g.writing = false
 		g.durable, g.unwritten = s, false
+		g.checkpointRecorded()
 		g.onStateDurable()
 		g.persist() // the state may have moved on while this write was in flight
 	})
+}
+
+// Checkpoint asks the superblock to record the checkpoint of op, whose
+// snapshot (with checksum checksum) is durable in the replica's checkpoint
+// store, and runs done once it does. op must be applied here and above the
+// checkpoint recorded now.
+func (g *Group) Checkpoint(op uint64, checksum wire.U128, done func()) {
+	if op == 0 || op > g.commitMin || op <= g.checkpointOp || checksum.IsZero() {
+		panic(fmt.Sprintf("vsr: replica %d: checkpoint at op %d with commit_min %d and checkpoint %d", g.cfg.Replica, op, g.commitMin, g.checkpointOp))
+	}
+	g.checkpointOp, g.checkpointSum = op, checksum
+	g.checkpointWait = append(g.checkpointWait, checkpointWait{op: op, done: done})
+	g.persist()
+}
+
+// Install adopts a checkpoint another replica sent (state transfer): the
+// superblock records it (op, checksum), and once that is durable, unless the
+// group applied op on its own meanwhile, install runs (the replica swaps in
+// the checkpoint's state) and the group goes on from commit_min = op,
+// applying and repairing only what lies above. op must be above commit_min
+// and above the checkpoint recorded now; it is committed (a checkpoint is of
+// applied ops), so commit_max rises to it. done runs after, installed or not.
+func (g *Group) Install(ref CheckpointRef, checksum wire.U128, install func(), done func(installed bool)) {
+	if ref.Op <= g.commitMin || ref.Op <= g.checkpointOp || ref.Identity.IsZero() || checksum.IsZero() {
+		panic(fmt.Sprintf("vsr: replica %d: install of checkpoint %d (identity %s) with commit_min %d and checkpoint %d",
+			g.cfg.Replica, ref.Op, ref.Identity, g.commitMin, g.checkpointOp))
+	}
+	g.commitMax = max(g.commitMax, ref.Op)
+	g.checkpointOp, g.checkpointSum = ref.Op, checksum
+	g.checkpointWait = append(g.checkpointWait, checkpointWait{op: ref.Op, done: func() {
+		if g.commitMin >= ref.Op {
+			done(false)
+			return
+		}
+		install()
+		g.installCheckpoint(ref)
+		done(true)
+	}})
+	g.persist()
+}
+
+// installCheckpoint moves the group to the state after ref.Op.
+func (g *Group) installCheckpoint(ref CheckpointRef) {
+	for op := g.commitMin + 1; op <= ref.Op; op++ {
+		delete(g.canon, op)
+		delete(g.leftover, op)
+	}
+	// A primary's pipeline may hold ops the checkpoint covers (re-proposed
+	// after a view change, committed in an earlier view): they are
+	// committed, and the installed state holds them and their replies.
+	for len(g.pipeline) > 0 && g.pipeline[0].op <= ref.Op {
+		if e := g.pipeline[0]; e.op == ref.Op && e.header.Checksum() != ref.Identity {
+			panic(fmt.Sprintf("vsr: replica %d: installed checkpoint %d has identity %s, the pipeline's op %d is %s",
+				g.cfg.Replica, ref.Op, ref.Identity, e.op, e.header.Checksum()))
+		}
+		g.pipeline = g.pipeline[1:]
+	}
+	if len(g.pipeline) == 0 {
+		g.prepareTimeout.stop()
+	}
+	g.commitMin, g.appliedIdentity = ref.Op, ref.Identity
+	g.timestampMax = max(g.timestampMax, ref.Timestamp)
+	if g.op < ref.Op {
+		g.op = ref.Op
+	}
+	g.ackedTo = max(g.ackedTo, ref.Op)
+	g.repair.reset()
+	g.repairTimeout.stop()
+	g.probe("state transfer installed")
+	g.caughtUp()
+	g.commitJournal()
+	g.requestRepair()
+}
+
+// CheckpointOp returns the op of the checkpoint the superblock records (or
+// is about to).
+func (g *Group) CheckpointOp() uint64 { return g.checkpointOp }
+
+// DurableCheckpointOp returns the op of the checkpoint the durable
+// superblock records.
+func (g *Group) DurableCheckpointOp() uint64 { return g.durable.CheckpointOp }
+
+func (g *Group) checkpointRecorded() {
+	n := 0
+	for _, w := range g.checkpointWait {
+		if w.op <= g.durable.CheckpointOp {
+			n++
+			continue
+		}
+		break
+	}
+	waits := g.checkpointWait[:n]
+	g.checkpointWait = g.checkpointWait[n:]
+	for _, w := range waits {
+		w.done()
+	}
 }
 
 // onStateDurable sends what was held back until the state was durable.

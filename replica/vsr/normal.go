@@ -620,9 +620,9 @@ func (g *Group) startFresh(rec Recovered) {
 // view can still hold an op of an earlier one. Those are forgotten; the new
 // view prepares over them.
 func (g *Group) adoptOwnLog(head uint64) {
-	var parent wire.U128
-	held := uint64(0)
-	for op := uint64(1); op <= head; op++ {
+	parent := g.appliedIdentity
+	held := g.commitMin
+	for op := g.commitMin + 1; op <= head; op++ {
 		f, ok := g.deps.Journal.Frame(op)
 		if !ok {
 			break

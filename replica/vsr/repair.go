@@ -413,6 +413,9 @@ func (g *Group) onRepairReply(from uint8, h *wire.Header) {
 	}
 	if x.Command == wire.CommandRangeEvicted {
 		g.probe("repair answered with RangeEvicted")
+		if x.Op > g.commitMin+1 && g.deps.StateTransfer != nil {
+			g.deps.StateTransfer(from, x.Op)
+		}
 		return // the RepairDone that follows ends the request
 	}
 	progressed := g.repair.accepted > 0

@@ -127,3 +127,49 @@ func VerifyArtifact(e ManifestEntry, artifact []byte) error {
 	}
 	return nil
 }
+
+// ManifestEntryLenIdentified is the entry length of a manifest whose entries
+// carry, after Iggy's 25 bytes, the 16-byte prepare identity of the op
+// their frontier names (DEVIATIONS.md 62): the receiver of a metadata
+// snapshot at op C must know the identity of op C to check that op C+1
+// chains to it. Iggy's decoder skips the tail, as DecodeManifest does.
+const ManifestEntryLenIdentified = ManifestEntryLen + 16
+
+// EncodeManifestIdentified builds an ISM1 manifest with entry_len 41: each
+// entry, then identities[i] (zero for an artifact whose frontier is not an
+// op). len(identities) must equal len(entries).
+func EncodeManifestIdentified(entries []ManifestEntry, identities []U128) []byte {
+	if len(identities) != len(entries) || len(entries) > ManifestEntriesMax {
+		panic(fmt.Sprintf("wire: EncodeManifestIdentified with %d entries and %d identities", len(entries), len(identities)))
+	}
+	b := make([]byte, manifestHeaderLen+len(entries)*ManifestEntryLenIdentified+trailerLen)
+	copy(b, manifestMagic)
+	put32(b[4:], uint32(len(entries)))
+	b[8] = ManifestEntryLenIdentified
+	off := manifestHeaderLen
+	for i, e := range entries {
+		b[off] = e.Kind
+		put64(b[off+1:], e.Frontier)
+		put64(b[off+9:], e.Len)
+		put64(b[off+17:], e.Checksum)
+		putU128(b[off+ManifestEntryLen:], identities[i])
+		off += ManifestEntryLenIdentified
+	}
+	put64(b[off:], xxh3.Hash(b[:off]))
+	return b
+}
+
+// ManifestIdentities returns the identity tail of each entry of a manifest
+// DecodeManifest accepted: zero for every entry when entry_len is below 41.
+func ManifestIdentities(b []byte) []U128 {
+	count := int(u32(b[4:]))
+	entryLen := int(b[8])
+	ids := make([]U128, count)
+	if entryLen < ManifestEntryLenIdentified {
+		return ids
+	}
+	for i := range ids {
+		ids[i] = getU128(b[manifestHeaderLen+i*entryLen+ManifestEntryLen:])
+	}
+	return ids
+}

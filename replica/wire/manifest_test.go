@@ -320,3 +320,23 @@ func TestArtifactDecodersBoundAllocationByInput(t *testing.T) {
 		}
 	}
 }
+
+// TestManifestIdentifiedRoundTrip: a manifest whose entries carry identity
+// tails decodes to the same entries as the canonical one (the tails are
+// skipped), and ManifestIdentities reads the tails back; a canonical
+// manifest has none.
+func TestManifestIdentifiedRoundTrip(t *testing.T) {
+	entries := artManifestSample()
+	ids := []U128{{Lo: 0x1122, Hi: 0x3344}, {}}
+	b := EncodeManifestIdentified(entries, ids)
+	got, err := DecodeManifest(b)
+	if err != nil || !slices.Equal(got, entries) {
+		t.Fatalf("decoded %+v, %v; want %+v", got, err, entries)
+	}
+	if back := ManifestIdentities(b); !slices.Equal(back, ids) {
+		t.Fatalf("identities %v, want %v", back, ids)
+	}
+	if back := ManifestIdentities(EncodeManifest(entries)); !slices.Equal(back, []U128{{}, {}}) {
+		t.Fatalf("a canonical manifest has identities %v", back)
+	}
+}

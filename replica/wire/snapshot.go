@@ -45,3 +45,10 @@ func OpenSnapshot(stored []byte) ([]byte, error) {
 	}
 	return stored[:n], nil
 }
+
+// SnapshotChecksum is the XXH3-128 of a snapshot payload: the checksum its
+// trailer stores, and what a superblock's checkpoint_checksum records.
+func SnapshotChecksum(payload []byte) U128 {
+	h := xxh3.Hash128(payload)
+	return U128{Lo: h.Lo, Hi: h.Hi}
+}

@@ -1,0 +1,85 @@
+package replica
+
+import (
+	"fmt"
+
+	"github.com/iggy-vopr/vopr/replica/clients"
+	"github.com/iggy-vopr/vopr/replica/metadata"
+	"github.com/iggy-vopr/vopr/replica/transfer"
+	"github.com/iggy-vopr/vopr/replica/wire"
+)
+
+// maybeCheckpoint takes a checkpoint of the metadata plane after op p was
+// applied, if p is a multiple of the interval: the snapshot of the state
+// and the client table as they are now, written to the checkpoint area the
+// superblock does not name, then recorded in the superblock. The state is
+// encoded at once, so it is the state at p whatever commits while the
+// write is in flight. A checkpoint that comes due while the previous one is
+// still being written is skipped: the next multiple takes it.
+func (r *Replica) maybeCheckpoint(p *wire.PrepareHeader) {
+	interval := r.cfg.checkpointInterval()
+	if p.Op%interval != 0 {
+		return
+	}
+	if r.metadata == nil {
+		// A single replica replays its log while its group is being built:
+		// the group records checkpoints, so this one waits for the next.
+		return
+	}
+	if r.checkpoints.Busy() {
+		r.probe("checkpoint skipped: the previous one is still being written")
+		return
+	}
+	if p.Op <= r.metadata.CheckpointOp() {
+		return // replaying below the checkpoint the superblock records
+	}
+	meta := metadata.SnapshotMeta{CreatedAt: p.Timestamp, SequenceNumber: p.Op, ClientTable: r.table.EncodeCheckpoint()}
+	payload := r.state.EncodeSnapshot(meta)
+	cp := transfer.Checkpoint{Op: p.Op, Identity: p.Checksum, Timestamp: p.Timestamp, Payload: payload,
+		Checksum: wire.SnapshotChecksum(payload)}
+	// What a state transfer of this checkpoint carries of the client table:
+	// the whole rings as they are at the checkpoint's op (client-ops.md 6.4).
+	table := r.table.Encode()
+	r.checkpoints.Write(cp, func(area int) {
+		if cp.Op <= r.metadata.CheckpointOp() {
+			r.checkpoints.Release() // an installed state moved the superblock past it
+			return
+		}
+		r.metadata.Checkpoint(cp.Op, cp.Checksum, func() {
+			r.adoptCheckpoint(cp, area, table)
+			r.probe("checkpoint written")
+			r.env.Sink.Event(Event{Kind: EventCheckpoint, Replica: r.cfg.Replica, Op: cp.Op, Frame: cp.Payload})
+		})
+	})
+}
+
+// adoptCheckpoint: the superblock now names cp, in area: it is what this
+// replica offers in a state transfer, and its journal no longer serves the
+// ops it covers.
+func (r *Replica) adoptCheckpoint(cp transfer.Checkpoint, area int, clientTable []byte) {
+	r.checkpoints.Adopt(area)
+	r.offer = transfer.NewMetadataOffer(cp, clientTable)
+	r.mj.retainedFrom = cp.Op + 1
+}
+
+// restore replaces the empty state and client table with a checkpoint's.
+// The payload passed the area's checksums, so a payload that does not
+// decode is this replica's own bug.
+func (r *Replica) restore(cp *transfer.Checkpoint) {
+	state, meta, err := metadata.DecodeSnapshot(cp.Payload, r.cfg.MetadataLimits())
+	if err != nil {
+		panic(fmt.Sprintf("replica %d: the checkpoint at op %d does not decode: %v", r.cfg.Replica, cp.Op, err))
+	}
+	if meta.SequenceNumber != cp.Op || meta.CreatedAt != cp.Timestamp || meta.ClientTable == nil {
+		panic(fmt.Sprintf("replica %d: the checkpoint at op %d holds a snapshot of op %d (created_at %d, timestamp %d)",
+			r.cfg.Replica, cp.Op, meta.SequenceNumber, meta.CreatedAt, cp.Timestamp))
+	}
+	table, err := clients.DecodeCheckpoint(meta.ClientTable, r.cfg.Profile.ClientTableMax)
+	if err != nil {
+		panic(fmt.Sprintf("replica %d: the checkpoint at op %d holds a client table that does not decode: %v", r.cfg.Replica, cp.Op, err))
+	}
+	r.state, r.table = state, table
+	r.offer = transfer.NewMetadataOffer(*cp, table.Encode())
+	r.probe("state restored from a checkpoint")
+	r.env.Sink.Event(Event{Kind: EventRestored, Replica: r.cfg.Replica, Op: cp.Op, Frame: cp.Payload})
+}
