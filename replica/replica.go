@@ -151,9 +151,9 @@ func open(cfg Config, env Env, fresh bool, j *journal.Journal, rec *journal.Reco
 		r.parts.reconcile() // the partitions the restored state lists
 	}
 	r.metadata = vsr.New(cfg.vsrConfig(), vsr.Deps{
-		Out:        r,
-		Journal:    mj,
-		Machine:    r,
+		Out:           r,
+		Journal:       mj,
+		Machine:       r,
 		Sink:          groupSink{r},
 		Rand:          env.Rand,
 		RealtimeUs:    env.RealtimeUs,

@@ -212,8 +212,8 @@ func New(cfg Config, deps Deps, rec Recovered) *Group {
 		checkpointOp:    rec.Checkpoint.Op,
 		appliedIdentity: rec.Checkpoint.Identity,
 		timestampMax:    rec.Checkpoint.Timestamp,
-		canon:     make(map[uint64]wire.Header),
-		appending: make(map[uint64]wire.U128),
+		canon:           make(map[uint64]wire.Header),
+		appending:       make(map[uint64]wire.U128),
 		// A lone replica has nobody to be invisible to: losing its memory
 		// is losing the group's (more than f replicas).
 		amnesiac: rec.Amnesiac && cfg.ReplicaCount > 1 && !rec.Fresh && !bug.AmnesiaVotes,
