@@ -250,5 +250,21 @@ func Suite() []Canary {
 			Outcome: sim.Liveness,
 			Expect:  []string{"the core did not converge"},
 		},
+		{
+			Tag:     "canary_install_unchecked",
+			Site:    "replica/transfer/fetch.go OnChunk",
+			Breaks:  "a state-transfer receiver takes a pulled artifact without checking its length and checksum against the manifest entry",
+			Probed:  true,
+			Outcome: sim.Correctness,
+			Expect:  []string{"checkpoints differ", "non-linearizable reply", "divergent commit", "replica panic"},
+		},
+		{
+			Tag:     "canary_checkpoint_at_commit_max",
+			Site:    "replica/checkpoint.go maybeCheckpoint",
+			Breaks:  "a checkpoint is labelled with commit_max, not the commit_min whose state it holds",
+			Probed:  true,
+			Outcome: sim.Correctness,
+			Expect:  []string{"checkpoint of an op not applied", "checkpoints differ", "replica panic"},
+		},
 	}
 }

@@ -187,6 +187,15 @@ func (n *Network) Send(c ConnID, from NodeID, frame []byte) bool {
 			}
 		}
 	}
+	if n.faultsOn && n.opts.ChunkCorruptProbability > 0 && command == uint8(wire.CommandStateChunk) && len(buf) > wire.HeaderSize &&
+		n.rngChunkCorrupt.Float64() < n.opts.ChunkCorruptProbability {
+		bit := n.rngChunkCorrupt.IntN((len(buf) - wire.HeaderSize) * 8)
+		buf[wire.HeaderSize+bit/8] ^= 1 << (bit % 8)
+		for _, k := range n.counters(p, command) {
+			k.FramesCorrupted++
+			k.ChunksCorrupted++
+		}
+	}
 	now := n.sched.Now()
 	at := max(d.lastDeliverAtNs, now+draw(n.rngDelay, n.opts.DelayMinNs, n.opts.DelayMeanNs))
 	d.push(inflight{buf: buf, deliverAtNs: at, command: command})

@@ -199,6 +199,11 @@ type Options struct {
 	// the frame's protected ranges (wire.ProtectedRanges). Frames without
 	// protected ranges are never corrupted.
 	CorruptProbability float64
+	// ChunkCorruptProbability: per StateChunk (25) sent, the chance one bit
+	// of its body flips. No seal covers a StateChunk's body (wire.md 5.14:
+	// checksum_body is 0), so the receiver accepts the frame and only the
+	// whole artifact's checksum can catch it (DEVIATIONS.md 63).
+	ChunkCorruptProbability float64
 
 	// PoisonBuffers overwrites a frame's buffer after Received returns, so a
 	// receiver that keeps the slice instead of copying it reads garbage at
@@ -253,6 +258,7 @@ func (o *Options) validate() {
 		{"UnpartitionProbability", o.UnpartitionProbability}, {"RepartitionProbability", o.RepartitionProbability},
 		{"ClogProbability", o.ClogProbability},
 		{"CorruptProbability", o.CorruptProbability},
+		{"ChunkCorruptProbability", o.ChunkCorruptProbability},
 	} {
 		if !(p.p >= 0 && p.p <= 1) {
 			panic(fmt.Sprintf("network: option %s = %v outside [0, 1]", p.name, p.p))
@@ -299,6 +305,7 @@ type Network struct {
 	// One generator per fault site, so the draws of one never shift another.
 	rngDelay, rngConnect, rngReset, rngTimeout *rand.Rand
 	rngPartition, rngClog, rngCorrupt          *rand.Rand
+	rngChunkCorrupt                            *rand.Rand
 
 	primaryHint func() (NodeID, bool)
 
@@ -334,19 +341,20 @@ type Network struct {
 func New(sched Scheduler, streams Streams, opts Options) *Network {
 	opts.validate()
 	n := &Network{
-		sched:        sched,
-		opts:         opts,
-		rngDelay:     streams.Stream("network.delay"),
-		rngConnect:   streams.Stream("network.connect"),
-		rngReset:     streams.Stream("network.reset"),
-		rngTimeout:   streams.Stream("network.timeout"),
-		rngPartition: streams.Stream("network.partition"),
-		rngClog:      streams.Stream("network.clog"),
-		rngCorrupt:   streams.Stream("network.corrupt"),
-		index:        make(map[NodeID]int32),
-		conns:        make(map[ConnID]*conn),
-		faultsOn:     true,
-		pool:         bufferPool{freeBytesMax: poolFreeBytesMax},
+		sched:           sched,
+		opts:            opts,
+		rngDelay:        streams.Stream("network.delay"),
+		rngConnect:      streams.Stream("network.connect"),
+		rngReset:        streams.Stream("network.reset"),
+		rngTimeout:      streams.Stream("network.timeout"),
+		rngPartition:    streams.Stream("network.partition"),
+		rngClog:         streams.Stream("network.clog"),
+		rngCorrupt:      streams.Stream("network.corrupt"),
+		rngChunkCorrupt: streams.Stream("network.chunk_corrupt"),
+		index:           make(map[NodeID]int32),
+		conns:           make(map[ConnID]*conn),
+		faultsOn:        true,
+		pool:            bufferPool{freeBytesMax: poolFreeBytesMax},
 	}
 	n.partitionChangedNs = sched.Now()
 	n.ticker.n = n

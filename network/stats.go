@@ -78,6 +78,9 @@ type Counters struct {
 	FramesLost                      [LossCauseCount]uint64
 	// FramesCorrupted counts frames that had a bit flipped in flight.
 	FramesCorrupted uint64
+	// ChunksCorrupted counts the StateChunk bodies among them (a bit of the
+	// unsealed body, ChunkCorruptProbability).
+	ChunksCorrupted uint64
 }
 
 // Lost returns the frames lost, whatever the cause.

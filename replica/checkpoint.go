@@ -3,6 +3,8 @@ package replica
 import (
 	"fmt"
 
+	"github.com/iggy-vopr/vopr/canary/bug"
+
 	"github.com/iggy-vopr/vopr/replica/clients"
 	"github.com/iggy-vopr/vopr/replica/metadata"
 	"github.com/iggy-vopr/vopr/replica/transfer"
@@ -33,9 +35,14 @@ func (r *Replica) maybeCheckpoint(p *wire.PrepareHeader) {
 	if p.Op <= r.metadata.CheckpointOp() {
 		return // replaying below the checkpoint the superblock records
 	}
-	meta := metadata.SnapshotMeta{CreatedAt: p.Timestamp, SequenceNumber: p.Op, ClientTable: r.table.EncodeCheckpoint()}
+	op := p.Op
+	if bug.CheckpointAtCommitMax && r.metadata.CommitMax() > op {
+		op = r.metadata.CommitMax() // canary_checkpoint_at_commit_max: the state at commit_min, labelled commit_max
+		r.probe("canary: a checkpoint labelled with commit_max")
+	}
+	meta := metadata.SnapshotMeta{CreatedAt: p.Timestamp, SequenceNumber: op, ClientTable: r.table.EncodeCheckpoint()}
 	payload := r.state.EncodeSnapshot(meta)
-	cp := transfer.Checkpoint{Op: p.Op, Identity: p.Checksum, Timestamp: p.Timestamp, Payload: payload,
+	cp := transfer.Checkpoint{Op: op, Identity: p.Checksum, Timestamp: p.Timestamp, Payload: payload,
 		Checksum: wire.SnapshotChecksum(payload)}
 	// What a state transfer of this checkpoint carries of the client table:
 	// the whole rings as they are at the checkpoint's op (client-ops.md 6.4).

@@ -111,6 +111,10 @@ func (r *Replica) deliverStateTransfer(from uint8, frame []byte) bool {
 
 func (r *Replica) fetchStep(o transfer.Outcome, req []byte, why string) {
 	f := r.transfer.fetch
+	if f.Probe != "" {
+		r.probe(f.Probe)
+		f.Probe = ""
+	}
 	switch o {
 	case transfer.Ignored:
 		return

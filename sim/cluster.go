@@ -92,6 +92,9 @@ type Cluster struct {
 	OnEvent func(replica.Event)
 	// Crashes and Restarts count the process faults.
 	Crashes, Restarts uint64
+	// Checkpoints counts the checkpoints the replicas recorded, and
+	// StateTransfersMetadata the metadata states they installed.
+	Checkpoints, StateTransfersMetadata uint64
 	// onPeerFrame, when set, sees every frame a replica receives from a
 	// peer, as it is delivered (the -capture file).
 	onPeerFrame func(from, to uint8, frame []byte)
@@ -189,6 +192,10 @@ const (
 func (c *Cluster) event(e replica.Event) {
 	c.Checker.Replica(c.Loop.Now(), e)
 	switch e.Kind {
+	case replica.EventCheckpoint:
+		c.Checkpoints++
+	case replica.EventInstalled:
+		c.StateTransfersMetadata++
 	case replica.EventProbe:
 		c.Probes[e.Probe]++
 	case replica.EventGroup:

@@ -108,6 +108,13 @@ type Result struct {
 	Groups      uint64 // partition groups created (built by any replica)
 	Messages    uint64 // messages committed on the partition planes
 	Polls       uint64 // polls answered (the replies the checker read)
+	// Checkpoints counts the checkpoints the replicas' superblocks recorded
+	// (every replica's, metadata plane); StateTransfersMetadata and
+	// StateTransfersPartition the installs a state transfer completed, by
+	// plane (the partition planes have none yet).
+	Checkpoints             uint64
+	StateTransfersMetadata  uint64
+	StateTransfersPartition uint64
 	// BeyondBound: more than f replicas were without partition memory at
 	// once; Losses are what the checker counted since, by name
 	// (checker.LossesBeyondBound), with the groups the liveness phase
@@ -159,6 +166,8 @@ func (r *Result) Summary() string {
 		fmt.Sprintf("groups=%d", r.Groups),
 		fmt.Sprintf("messages=%d", r.Messages),
 		fmt.Sprintf("polls=%d", r.Polls),
+		fmt.Sprintf("checkpoints=%d", r.Checkpoints),
+		fmt.Sprintf("state_transfers=%d", r.StateTransfers()),
 		fmt.Sprintf("beyond_f_losses=%d", r.LossTotal()),
 		fmt.Sprintf("crashes=%d", r.Crashes),
 		fmt.Sprintf("restarts=%d", r.Restarts),
@@ -193,3 +202,7 @@ func (r *Result) ProbeNames() []string {
 	sort.Strings(names)
 	return names
 }
+
+// StateTransfers counts the completed state-transfer installs of both
+// planes.
+func (r *Result) StateTransfers() uint64 { return r.StateTransfersMetadata + r.StateTransfersPartition }

@@ -40,6 +40,7 @@ func clusterOptions(o Options) ClusterOptions {
 	n.PartitionStabilityMinTicks, n.UnpartitionStabilityMinTicks = 100, 50
 	n.ClogProbability, n.ClogDurationMeanNs = o.ClogProbability, o.ClogDurationMeanNs
 	n.CorruptProbability = o.CorruptProbability
+	n.ChunkCorruptProbability = o.ChunkCorruptProbability
 	c.Network = n
 	c.Storage = storage.Options{
 		ReadLatency:          storage.Latency{MinNs: 5_000, MeanNs: o.ReadLatencyMeanNs},
@@ -1190,6 +1191,7 @@ func (v *vopr) finish() {
 	r.Commits = c.Checker.Committed()
 	r.Messages = c.Checker.PartitionMessages()
 	r.Polls = c.Checker.Polls()
+	r.Checkpoints, r.StateTransfersMetadata = c.Checkpoints, c.StateTransfersMetadata
 	r.BeyondBound = c.Checker.BeyondBound()
 	r.Losses = append(c.Checker.LossesBeyondBound(), r.Losses...)
 	slices.SortFunc(r.Losses, func(a, b checker.Loss) int { return strings.Compare(a.Name, b.Name) })

@@ -70,6 +70,7 @@ var knobs = []knob{
 	{"flush-messages", false, func(o *sim.Options) any { return &o.FlushMessages }, "a segment log flushes once this many committed messages are buffered (Iggy: 1024)"},
 	{"evicted-ring", false, func(o *sim.Options) any { return &o.EvictedRing }, "flushed ops a partition journal keeps for repair (0: Iggy's 4096)"},
 	{"checkpoint-interval", false, func(o *sim.Options) any { return &o.CheckpointInterval }, "the metadata plane checkpoints after every multiple of this many ops (0: the profile's 256)"},
+	{"chunk-corrupt", true, func(o *sim.Options) any { return &o.ChunkCorruptProbability }, "per StateChunk: a bit of its unsealed body flips in flight"},
 }
 
 // parseKnob reads s as the value of k's field: the value to store (of the

@@ -187,9 +187,9 @@ const jsonSchema = 1
 // those of the summary line, then the rest.
 var jsonKeys = []string{
 	"schema",
-	"seed", "result", "liveness", "replicas", "clients", "ticks", "requests", "commits", "view_changes", "groups", "messages", "polls", "beyond_f_losses",
+	"seed", "result", "liveness", "replicas", "clients", "ticks", "requests", "commits", "view_changes", "groups", "messages", "polls", "checkpoints", "state_transfers", "beyond_f_losses",
 	"crashes", "restarts", "partitions", "resets", "storage_faults", "frames", "digest",
-	"evictions", "indefinite", "porcupine", "losses_beyond_f", "build", "options", "disabled", "probes", "violation", "explanation", "evidence",
+	"evictions", "indefinite", "state_transfers_metadata", "state_transfers_partition", "porcupine", "losses_beyond_f", "build", "options", "disabled", "probes", "violation", "explanation", "evidence",
 	"frames_by_command", "reproduce",
 }
 
@@ -214,6 +214,8 @@ func writeSeedJSON(b *bytes.Buffer, sr *seedRun, reproduce string, build *buildI
 	j.value("groups", r.Groups)
 	j.value("messages", r.Messages)
 	j.value("polls", r.Polls)
+	j.value("checkpoints", r.Checkpoints)
+	j.value("state_transfers", r.StateTransfers())
 	j.value("beyond_f_losses", r.LossTotal())
 	j.value("crashes", r.Crashes)
 	j.value("restarts", r.Restarts)
@@ -226,6 +228,8 @@ func writeSeedJSON(b *bytes.Buffer, sr *seedRun, reproduce string, build *buildI
 	// outcome the eviction left unknown, so that -json shows evictions happen.
 	j.value("evictions", r.Evictions)
 	j.value("indefinite", r.Indefinite)
+	j.value("state_transfers_metadata", r.StateTransfersMetadata)
+	j.value("state_transfers_partition", r.StateTransfersPartition)
 	// porcupine's verdict on the metadata history (-porcupine), "off"
 	// without it.
 	if r.Porcupine != nil {

@@ -1,0 +1,6 @@
+//go:build canary_checkpoint_at_commit_max
+
+package bug
+
+// CheckpointAtCommitMax is the switch of canary_checkpoint_at_commit_max (canary/README.md): on in this build.
+const CheckpointAtCommitMax = true
