@@ -39,6 +39,11 @@ type Checker struct {
 	// checkpoints: the snapshot payload's checksum at each checkpoint op,
 	// as the first replica to record or restore it had it. Looked up only.
 	checkpoints map[uint64]checkpointRecord
+	// checkpointInterval is the replicas' (SetCheckpointInterval), and
+	// checkpointViews the model's state at each multiple of it not yet
+	// compared with a replica's snapshot. Looked up only.
+	checkpointInterval uint64
+	checkpointViews    map[uint64]refmodel.View
 
 	// Client side.
 	invocations map[requestKey]*invocation // looked up only
@@ -129,22 +134,23 @@ type invocation struct {
 // New returns a checker for a cluster of n replicas.
 func New(n int) *Checker {
 	c := &Checker{
-		replicas:    n,
-		next:        make([]uint64, n),
-		high:        make([]uint64, n),
-		sentView:    make([]uint32, n),
-		restarted:   make([]bool, n),
-		prepares:    map[prepareKey]wire.U128{},
-		startViews:  map[uint32]startViewRecord{},
-		checkpoints: map[uint64]checkpointRecord{},
-		invocations: map[requestKey]*invocation{},
-		registers:   map[wire.U128]bool{},
-		executed:    map[requestKey]uint64{},
-		model:       refmodel.New(refmodel.DefaultLimits()),
-		acks:        map[ackKey]ackRecord{},
-		ackMax:      make([]uint64, n),
-		nacks:       map[uint64][]nackRecord{},
-		adopted:     make([]adoptedLog, n),
+		replicas:        n,
+		next:            make([]uint64, n),
+		high:            make([]uint64, n),
+		sentView:        make([]uint32, n),
+		restarted:       make([]bool, n),
+		prepares:        map[prepareKey]wire.U128{},
+		startViews:      map[uint32]startViewRecord{},
+		checkpoints:     map[uint64]checkpointRecord{},
+		checkpointViews: map[uint64]refmodel.View{},
+		invocations:     map[requestKey]*invocation{},
+		registers:       map[wire.U128]bool{},
+		executed:        map[requestKey]uint64{},
+		model:           refmodel.New(refmodel.DefaultLimits()),
+		acks:            map[ackKey]ackRecord{},
+		ackMax:          make([]uint64, n),
+		nacks:           map[uint64][]nackRecord{},
+		adopted:         make([]adoptedLog, n),
 
 		partitions:        map[uint64]*partitionLog{},
 		partitionPrepares: map[groupPrepareKey]wire.U128{},
@@ -166,6 +172,16 @@ func (c *Checker) SetMetadataLimits(l refmodel.Limits) {
 		panic("checker: metadata limits set after the first commit")
 	}
 	c.model = refmodel.New(l)
+}
+
+// SetCheckpointInterval tells the checker the replicas' checkpoint
+// interval, so that it keeps its model's state at each checkpoint op and
+// compares every snapshot with it; it must come before any event.
+func (c *Checker) SetCheckpointInterval(ops uint64) {
+	if len(c.canon) > 0 {
+		panic("checker: checkpoint interval set after the first commit")
+	}
+	c.checkpointInterval = ops
 }
 
 // Violation returns the first violation found, or nil.
@@ -410,6 +426,9 @@ func (c *Checker) firstCommit(r uint8, p wire.PrepareHeader, h wire.Header, body
 	body = append([]byte(nil), body...)
 	reply := refmodel.Reply(p, c.model.Apply(p, body))
 	c.canon = append(c.canon, committed{header: h, reply: reply, invokedMax: invokedMax, firstReplica: r, firstNs: c.nowNs, firstView: p.View})
+	if c.checkpointInterval > 0 && p.Op%c.checkpointInterval == 0 {
+		c.checkpointViews[p.Op] = c.model.View()
+	}
 	c.committedNacks(p.Op)
 }
 

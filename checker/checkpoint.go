@@ -54,6 +54,7 @@ func (c *Checker) sameCheckpoint(r uint8, op uint64, payload []byte) {
 	prev, ok := c.checkpoints[op]
 	if !ok {
 		c.checkpoints[op] = checkpointRecord{checksum: sum, replica: r, bytes: len(payload)}
+		c.snapshotMatchesModel(r, op, payload)
 		return
 	}
 	if prev.checksum != sum {

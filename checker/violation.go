@@ -30,6 +30,7 @@ const (
 	AckedOpTruncated     = "acknowledged op truncated"            // a replica adopted a log of view V ending below an op it acknowledged in V
 	CheckpointDiverged   = "checkpoints differ"                   // two replicas' snapshots of the state at one op are not the same bytes
 	CheckpointAhead      = "checkpoint of an op not applied"      // a replica checkpointed or restored a state at an op it never applied
+	SnapshotWrong        = "snapshot differs from the model"      // a checkpoint's snapshot does not hold the state the checker's model had at its op
 	InstallBehind        = "state installed below the applied op" // a state transfer installed a state at or below an op the replica had applied
 	InstallUncommitted   = "state installed above the commit"     // a state transfer installed a state at an op no replica committed
 )

@@ -203,7 +203,10 @@ func (c *Config) checkpointConfig() transfer.Config {
 		AreaSectors: c.Profile.CheckpointAreaSectors, SectorSize: c.Profile.SectorSize}
 }
 
-// checkpointInterval is the metadata plane's checkpoint interval in ops.
+// CheckpointIntervalOps is the metadata plane's checkpoint interval in ops:
+// a replica checkpoints after applying each multiple of it.
+func (c *Config) CheckpointIntervalOps() uint64 { return c.checkpointInterval() }
+
 func (c *Config) checkpointInterval() uint64 {
 	if c.CheckpointInterval > 0 {
 		return c.CheckpointInterval

@@ -132,6 +132,7 @@ func NewCluster(o ClusterOptions) *Cluster {
 	c.metadataLimits = refmodel.Limits{Streams: l.Streams, TopicsPerStream: l.TopicsPerStream, PartitionID: l.PartitionID,
 		Partitions: l.Partitions}
 	c.Checker.SetMetadataLimits(c.metadataLimits)
+	c.Checker.SetCheckpointInterval(cfg0.CheckpointIntervalOps())
 	for i := range o.Replicas {
 		n := &ReplicaNode{c: c, id: uint8(i), conns: map[network.ConnID]connKind{}}
 		n.clock = kernel.DrawClock(c.Streams.Stream(fmt.Sprintf("clock.%d", i)), o.ClockOffsetMaxNs, o.ClockDriftMaxPPB)
