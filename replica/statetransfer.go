@@ -256,6 +256,11 @@ func (r *Replica) tryInstall() {
 	})
 }
 
+// StateTransferInstalling reports whether an install's checkpoint write or
+// superblock write is in flight (a crash now leaves the old checkpoint or
+// the new one).
+func (r *Replica) StateTransferInstalling() bool { return r.transfer.busy }
+
 // tickStateTransfer ages the offers, re-sends a stalled request and retries
 // an install that waited.
 func (r *Replica) tickStateTransfer() {

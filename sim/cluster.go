@@ -349,6 +349,9 @@ func (n *ReplicaNode) tick() {
 func (n *ReplicaNode) Crash() {
 	if n.up {
 		n.c.Crashes++
+		if n.rep != nil && n.rep.StateTransferInstalling() {
+			n.c.Probes["state transfer: a crash landed during the install"]++
+		}
 	}
 	n.Freeze()
 }

@@ -122,6 +122,7 @@ func ProbeCatalogue() []Probe {
 		{Name: "state transfer failed: an artifact does not decode", Meaning: "verified artifacts did not decode (a bug on one side)", Scenario: famFaults},
 		{Name: "state transfer no longer needed: the replica caught up", Meaning: "the replica applied the offered op by itself before the install", Scenario: famCrash},
 		{Name: "state transfer completed", Meaning: "a replica installed a state a state transfer brought", Scenario: famCrash},
+		{Name: "state transfer: a crash landed during the install", Meaning: "a replica crashed with an install's checkpoint or superblock write in flight", Scenario: famCrash},
 		{Name: "state transfer installed", Meaning: "the consensus group moved commit_min to an installed checkpoint", Scenario: famCrash},
 		{Name: "checkpoint written", Meaning: "the superblock recorded a checkpoint of the metadata plane", Scenario: famAny},
 		{Name: "checkpoint skipped: the previous one is still being written", Meaning: "a checkpoint came due while the last one's write was in flight", Scenario: famAny},

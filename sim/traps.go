@@ -47,7 +47,7 @@ type UnreachedRule struct {
 func UnreachedRules() []UnreachedRule {
 	return []UnreachedRule{
 		{"correction 5: the StartView skip rule (op below commit_min, view = log_view)", "StartView below commit_min skipped",
-			"a Normal replica of that view returns earlier (already installed), and a restarted one replays from op 1 (DEVIATIONS 19), so a Recovering replica's commit_min is 0 until checkpoints (issue 13) recover it"},
+			"a Normal replica of that view returns earlier (already installed); a restarted one has commit_min 0 or its checkpoint's op, and a state transfer installs only in Normal status, where log_view is the view: either way commit_min is a committed op, at or below the head of the log of every view from the one it was committed in"},
 	}
 }
 
