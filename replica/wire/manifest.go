@@ -45,17 +45,29 @@ func EncodeManifest(entries []ManifestEntry) []byte {
 	if len(entries) > ManifestEntriesMax {
 		panic(fmt.Sprintf("wire: EncodeManifest with %d entries, max %d", len(entries), ManifestEntriesMax))
 	}
-	b := make([]byte, manifestHeaderLen+len(entries)*ManifestEntryLen+trailerLen)
+	return encodeManifest(entries, nil)
+}
+
+// encodeManifest writes entries with entry_len 25, or 41 with identities.
+func encodeManifest(entries []ManifestEntry, identities []U128) []byte {
+	entryLen := ManifestEntryLen
+	if identities != nil {
+		entryLen = ManifestEntryLenIdentified
+	}
+	b := make([]byte, manifestHeaderLen+len(entries)*entryLen+trailerLen)
 	copy(b, manifestMagic)
 	put32(b[4:], uint32(len(entries)))
-	b[8] = ManifestEntryLen
+	b[8] = byte(entryLen)
 	off := manifestHeaderLen
-	for _, e := range entries {
+	for i, e := range entries {
 		b[off] = e.Kind
 		put64(b[off+1:], e.Frontier)
 		put64(b[off+9:], e.Len)
 		put64(b[off+17:], e.Checksum)
-		off += ManifestEntryLen
+		if identities != nil {
+			putU128(b[off+ManifestEntryLen:], identities[i])
+		}
+		off += entryLen
 	}
 	put64(b[off:], xxh3.Hash(b[:off]))
 	return b
@@ -142,21 +154,7 @@ func EncodeManifestIdentified(entries []ManifestEntry, identities []U128) []byte
 	if len(identities) != len(entries) || len(entries) > ManifestEntriesMax {
 		panic(fmt.Sprintf("wire: EncodeManifestIdentified with %d entries and %d identities", len(entries), len(identities)))
 	}
-	b := make([]byte, manifestHeaderLen+len(entries)*ManifestEntryLenIdentified+trailerLen)
-	copy(b, manifestMagic)
-	put32(b[4:], uint32(len(entries)))
-	b[8] = ManifestEntryLenIdentified
-	off := manifestHeaderLen
-	for i, e := range entries {
-		b[off] = e.Kind
-		put64(b[off+1:], e.Frontier)
-		put64(b[off+9:], e.Len)
-		put64(b[off+17:], e.Checksum)
-		putU128(b[off+ManifestEntryLen:], identities[i])
-		off += ManifestEntryLenIdentified
-	}
-	put64(b[off:], xxh3.Hash(b[:off]))
-	return b
+	return encodeManifest(entries, append(make([]U128, 0, len(identities)), identities...))
 }
 
 // ManifestIdentities returns the identity tail of each entry of a manifest
