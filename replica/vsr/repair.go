@@ -213,10 +213,16 @@ func (g *Group) onRepairTimeout() {
 		}
 	}
 	g.probe("repair re-requested")
+	attempts := g.repair.attempts
 	if g.repair.active {
 		g.repairSilent |= 1 << g.repair.peer
+		// A request answered without progress was counted by its reply;
+		// counting it again here moved the rotation two peers a round, so
+		// with two peers to choose from it asked the same one forever (VOPR
+		// long seed 424245: the primary asked the backup without op 537
+		// 950 times and never the one that held it).
+		attempts++
 	}
-	attempts := g.repair.attempts + 1
 	g.repair.reset()
 	g.repair.attempts = attempts
 	if g.status == StatusViewChange {
@@ -425,6 +431,13 @@ func (g *Group) onRepairReply(from uint8, h *wire.Header) {
 		g.repair.attempts = 0
 	} else {
 		g.repair.attempts++
+		// A peer that answers with nothing of use is no better than one
+		// that timed out once: the silent ones get another turn. A backup
+		// sends its primary nothing unprompted, so a silent mark on it
+		// would otherwise outlive any outage (VOPR long seed 424245: a
+		// primary at commit 0 asked only the one peer that answered,
+		// which held none of the ops, for 60,000 ticks).
+		g.repairSilent = 0
 	}
 	if g.status == StatusViewChange {
 		g.tryStartView()

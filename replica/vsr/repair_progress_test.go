@@ -93,3 +93,42 @@ func TestRepairAnyPeer(t *testing.T) {
 		}
 	}
 }
+
+// TestRepairRotationReachesTheOtherPeer scripts VOPR long seed 424245: a
+// replica asks for an op that its first peer does not hold (it answers
+// RepairDone with nothing) and only the second holds. Each fruitless
+// request was counted twice, by its empty reply and again by the repair
+// timeout, so with two peers the rotation's start (attempts mod 2) never
+// moved and the same peer was asked forever. Three replicas: the primary
+// r0 lost op 2's body after applying it, r2 restarts without it, r1 holds it.
+func TestRepairRotationReachesTheOtherPeer(t *testing.T) {
+	c := newCluster(t, 3, 31)
+	r0, r2 := c.replicas[0], c.replicas[2]
+	commitEverywhere(t, c, 1, 3)
+	delete(r0.journal.frames, 2)
+	delete(r0.journal.durable, 2)
+	r2.crash()
+	delete(r2.journal.frames, 2)
+	delete(r2.journal.durable, 2)
+	r2.journal.durableState.CommitMax = 3
+	r2.start(false)
+	asked := map[uint8]int{}
+	c.observe = func(m message) {
+		if m.from == 2 && wire.HeaderOf(m.frame).Command() == wire.CommandRequestPrepares {
+			asked[m.to]++
+		}
+	}
+	// No heartbeats reach r2, so only its repair timeout asks again, as for
+	// the seed's primary, which hears no heartbeats at all.
+	c.drop = func(m message) bool { return m.to == 2 && wire.HeaderOf(m.frame).Command() == wire.CommandCommit }
+	if !c.runUntil(400_000, func() bool { return r2.group.CommitMin() >= 3 }) {
+		c.dump()
+		t.Fatalf("r2 never repaired op 2 (asked %v)", asked)
+	}
+	// One fruitless request to r0, then r1: the rotation moves one peer per
+	// failed request. Counted twice, it asked r0 again and again until a
+	// view change (r0 suspected) moved it.
+	if asked[1] != 1 || asked[0] != 1 || c.probes["primary suspected"] != 0 {
+		t.Fatalf("r2 asked %v before it repaired op 2 from r1, the only peer holding it (probes %v)", asked, c.probes)
+	}
+}
