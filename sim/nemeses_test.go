@@ -95,22 +95,30 @@ func TestViewChangeFaultsReachTheRarerMergeRules(t *testing.T) {
 	t.Logf("of %d seeds: %v fired in %v", seeds, want, fired)
 }
 
-// TestLivenessLiftsTheRequestsAHeadRoundHeld: a run whose liveness phase
+// TestLivenessLiftsTheRequestsAHeadRoundHeld: runs whose liveness phase
 // begins while a head round holds the client requests bound for its
 // replacer (a network filter, which no heal lifts); the phase lifts it and
 // the healed core converges. Before, the requests stayed held and the core
 // collapsed to 1,090 ticks per commit ("the core did not converge", VOPR
-// seed 5550443 when it was found; since checkpoints, seed 5551229 with the
-// nemesis forced reaches the same moment).
+// seed 5550443 when it was found). About one forced seed in 400 reaches the
+// moment, and which ones moves with the replica's timing: the candidates
+// are the ones a search found at this stop; every one must pass, and at
+// least one must reach it.
 func TestLivenessLiftsTheRequestsAHeadRoundHeld(t *testing.T) {
-	const seed = 5551229
-	o := Swarm(seed)
-	o.ViewChangeFaults, o.PartitionMode = true, network.PartitionNone
-	r := Run(o, nil)
-	if r.Outcome != Pass {
-		t.Fatalf("seed %d: %s: %s", seed, r.Outcome, r.Violation)
+	reached := 0
+	for _, seed := range []uint64{5551374, 5551985, 5552231, 5552324, 5552536} {
+		o := Swarm(seed)
+		o.ViewChangeFaults, o.PartitionMode = true, network.PartitionNone
+		r := Run(o, nil)
+		if r.Outcome != Pass {
+			t.Fatalf("seed %d: %s: %s", seed, r.Outcome, r.Violation)
+		}
+		if r.Probes["liveness: lifted the requests a head round held"] > 0 {
+			reached++
+		}
 	}
-	if r.Probes["liveness: lifted the requests a head round held"] == 0 {
-		t.Fatalf("seed %d no longer reaches the liveness phase with requests held: find a seed that does", seed)
+	if reached == 0 {
+		t.Fatalf("no candidate seed reaches the liveness phase with requests held any more: search for new ones " +
+			"(vopr -seeds 2500 -seed 5551000 -json -view-change-faults=true -partition-mode none | grep 'lifted the requests')")
 	}
 }
