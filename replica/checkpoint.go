@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/iggy-vopr/vopr/canary/bug"
-
 	"github.com/iggy-vopr/vopr/replica/clients"
 	"github.com/iggy-vopr/vopr/replica/metadata"
 	"github.com/iggy-vopr/vopr/replica/transfer"

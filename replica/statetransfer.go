@@ -35,7 +35,7 @@ type install struct {
 // needStateTransfer: a peer answered a repair with RangeEvicted above
 // commit_min + 1 (vsr.Deps.StateTransfer). Unless a session is open or an
 // install is under way, ask that peer for its checkpoint.
-func (r *Replica) needStateTransfer(peer uint8, retained uint64) {
+func (r *Replica) needStateTransfer(peer uint8, _ uint64) {
 	t := &r.transfer
 	if t.fetch != nil || t.pending != nil || t.busy {
 		return
@@ -58,7 +58,7 @@ func (r *Replica) startFetch(peer uint8) {
 // abandon ends the session with its peer and tries the next peer not tried
 // since the need arose; when every peer was tried, the next RangeEvicted
 // starts over.
-func (r *Replica) abandon(why string) {
+func (r *Replica) abandon() {
 	t := &r.transfer
 	peer := t.fetch.Peer
 	t.fetch = nil
@@ -72,7 +72,6 @@ func (r *Replica) abandon(why string) {
 		}
 	}
 	r.probe("state transfer gave up: every peer refused or failed")
-	_ = why
 }
 
 // deliverStateTransfer handles the metadata plane's state-transfer frames
@@ -92,7 +91,7 @@ func (r *Replica) deliverStateTransfer(from uint8, frame []byte) bool {
 		if f.Fetching() {
 			if f.Unknown(from, frame) {
 				r.probe("state transfer retried: the offer expired")
-				r.abandon("the offer expired")
+				r.abandon()
 			}
 			return true
 		}
@@ -109,6 +108,9 @@ func (r *Replica) deliverStateTransfer(from uint8, frame []byte) bool {
 	return true
 }
 
+// fetchStep acts on a session's step. why, the session's reason for a
+// refusal or a retry, is for tests and logs; a replica reports the step by
+// its probe alone (a Continue with a reason is a checksum retry).
 func (r *Replica) fetchStep(o transfer.Outcome, req []byte, why string) {
 	f := r.transfer.fetch
 	if f.Probe != "" {
@@ -124,11 +126,11 @@ func (r *Replica) fetchStep(o transfer.Outcome, req []byte, why string) {
 		}
 	case transfer.Refused:
 		r.probe("state transfer refused")
-		r.abandon(why)
+		r.abandon()
 		return
 	case transfer.Failed:
 		r.probe("state transfer failed: its retries are used up")
-		r.abandon(why)
+		r.abandon()
 		return
 	case transfer.Complete:
 		r.transfer.fetch = nil
@@ -202,7 +204,7 @@ func (r *Replica) prepareInstall(f *transfer.Fetch) {
 	if err != nil {
 		r.probe("state transfer failed: an artifact does not decode")
 		r.transfer.fetch = f
-		r.abandon(err.Error())
+		r.abandon()
 		return
 	}
 	r.transfer.pending = &install{cp: transfer.Checkpoint{Op: o.CommitOp, Identity: o.Identities[0], Timestamp: meta.CreatedAt,
@@ -269,7 +271,7 @@ func (r *Replica) tickStateTransfer() {
 		switch o, req := f.Tick(); {
 		case o == transfer.Failed:
 			r.probe("state transfer failed: its retries are used up")
-			r.abandon("stalled")
+			r.abandon()
 		case req != nil:
 			r.probe("state transfer retried: a request went unanswered")
 			r.bus.Send(f.Peer, req)

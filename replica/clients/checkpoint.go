@@ -148,15 +148,3 @@ func checkpointReply(reply []byte) (wire.ReplyHeader, cached, bool) {
 	}
 	return h, cached{frame: append([]byte(nil), reply...), request: h.Request, commit: h.Commit, checksum: h.RequestChecksum}, true
 }
-
-// Checkpointed returns the table a restart from a checkpoint taken now
-// would hold: every entry in its slot with its newest reply only.
-func (t *Table) Checkpointed() *Table {
-	c := t.Clone()
-	for _, e := range c.slots {
-		if e != nil {
-			e.ring = append(make([]cached, 0, RingCapacity), e.ring[len(e.ring)-1])
-		}
-	}
-	return c
-}

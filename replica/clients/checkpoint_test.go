@@ -63,3 +63,15 @@ func TestCheckpointRules(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Checkpointed returns the table a restart from a checkpoint taken now
+// would hold: every entry in its slot with its newest reply only.
+func (t *Table) Checkpointed() *Table {
+	c := t.Clone()
+	for _, e := range c.slots {
+		if e != nil {
+			e.ring = append(make([]cached, 0, RingCapacity), e.ring[len(e.ring)-1])
+		}
+	}
+	return c
+}

@@ -76,8 +76,8 @@ func NewServer(chunkLen int) *Server {
 	return &Server{chunkLen: chunkLen}
 }
 
-// Open records an offer under nonce (replacing one of the same nonce) and
-// returns it.
+// Open records an offer under nonce, replacing one of the same nonce; at
+// OffersMax the oldest goes.
 func (s *Server) Open(nonce wire.U128, o Offer) {
 	s.drop(nonce)
 	if len(s.offers) == OffersMax {

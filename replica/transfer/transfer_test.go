@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/iggy-vopr/vopr/replica/wire"
@@ -304,15 +305,15 @@ func TestFetchRefusesWhatItCannotUse(t *testing.T) {
 	stale.Entries = append([]wire.ManifestEntry(nil), stale.Entries...)
 	stale.Entries[0].Frontier, stale.Entries[1].Frontier = 5, 5
 	x = wire.StateTransferTargetHeader{Nonce: p.nonce, CommitOp: 5, Group: wire.MetadataGroup, Available: 1}
-	if o, _, _ := p.fetch.OnTarget(0, wire.BuildFrame(&x, stale.Manifest())); o != Refused {
-		t.Fatalf("an offer at the op already applied: %v", o)
+	if o, _, why := p.fetch.OnTarget(0, wire.BuildFrame(&x, stale.Manifest())); o != Refused || !strings.Contains(why, "has applied 5") {
+		t.Fatalf("an offer at the op already applied: %v (%q)", o, why)
 	}
 	bad := p.offer
 	bad.Entries = append([]wire.ManifestEntry(nil), bad.Entries...)
 	bad.Entries[1].Frontier = 41
 	x = wire.StateTransferTargetHeader{Nonce: p.nonce, CommitOp: 40, Group: wire.MetadataGroup, Available: 1}
-	if o, _, _ := p.fetch.OnTarget(0, wire.BuildFrame(&x, bad.Manifest())); o != Refused {
-		t.Fatalf("a client table above commit_op: %v", o)
+	if o, _, why := p.fetch.OnTarget(0, wire.BuildFrame(&x, bad.Manifest())); o != Refused || !strings.Contains(why, "incoherent") {
+		t.Fatalf("a client table above commit_op: %v (%q)", o, why)
 	}
 }
 

@@ -542,22 +542,12 @@ func (g *Group) installCheckpoint(ref CheckpointRef) {
 // is about to).
 func (g *Group) CheckpointOp() uint64 { return g.checkpointOp }
 
-// DurableCheckpointOp returns the op of the checkpoint the durable
-// superblock records.
-func (g *Group) DurableCheckpointOp() uint64 { return g.durable.CheckpointOp }
-
+// checkpointRecorded runs, in order, the dones of the checkpoints the
+// durable superblock now covers.
 func (g *Group) checkpointRecorded() {
-	n := 0
-	for _, w := range g.checkpointWait {
-		if w.op <= g.durable.CheckpointOp {
-			n++
-			continue
-		}
-		break
-	}
-	waits := g.checkpointWait[:n]
-	g.checkpointWait = g.checkpointWait[n:]
-	for _, w := range waits {
+	for len(g.checkpointWait) > 0 && g.checkpointWait[0].op <= g.durable.CheckpointOp {
+		w := g.checkpointWait[0]
+		g.checkpointWait = g.checkpointWait[1:]
 		w.done()
 	}
 }
