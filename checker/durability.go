@@ -36,6 +36,10 @@ type Disks interface {
 	// DurablePrepare returns the identity of the prepare of op that r's
 	// disk durably holds intact, if any.
 	DurablePrepare(r uint8, op uint64) (wire.U128, bool)
+	// DurableCheckpoint returns the checkpoint op a restart of r now would
+	// find recorded (0: none): the ops at or below it are in r's durable
+	// state, and their journal slots may hold newer ops.
+	DurableCheckpoint(r uint8) (uint64, error)
 }
 
 // SetDisks lets the checker read the replicas' durable images.
@@ -344,31 +348,44 @@ func (c *Checker) committedNacks(op uint64) {
 }
 
 // AuditDurability checks every replica's disk for the committed ops it
-// acknowledged: each must still hold the prepare durably, unless the atlas
-// lets that disk fault the slot or a write to it was misdirected. A
-// replica's acknowledgement was checked durable when it was sent, a
-// committed op is never truncated and a slot is never reused (the journal
-// does not wrap yet), so a missing one was lost by the replica: a lost
-// write. The harness calls it at the end of each phase (it reads every
-// acknowledged slot). Replicas are checked in order, ops from 1.
+// acknowledged above its durable checkpoint: each must still hold the
+// prepare durably, unless the atlas lets that disk fault the slot or a
+// write to it was misdirected. A replica's acknowledgement was checked
+// durable when it was sent, a committed op is never truncated, and a slot
+// is reused only once a durable checkpoint covers the op it held (the ring
+// wraps over covered ops, DEVIATIONS.md 18 and 33), so a missing one was
+// lost by the replica: a lost write, or a slot reused too early. The
+// harness calls it at the end of each phase and for each crashed replica
+// (AuditReplica). Replicas are checked in order, ops upward.
 func (c *Checker) AuditDurability(nowNs int64) {
+	for r := range uint8(c.replicas) {
+		c.AuditReplica(r, nowNs)
+	}
+}
+
+// AuditReplica audits replica r's disk as AuditDurability does: the
+// harness calls it when r crashes, since what its disk holds then is what
+// its restart finds.
+func (c *Checker) AuditReplica(r uint8, nowNs int64) {
 	c.nowNs = nowNs
 	if c.violation != nil || c.disks == nil {
 		return
 	}
-	for r := range uint8(c.replicas) {
-		for op := uint64(1); op <= uint64(len(c.canon)); op++ {
-			ack, ok := c.acks[ackKey{r, op}]
-			id, want := ack.id, c.canon[op-1].header.Checksum()
-			if !ok || id != want || c.disks.Faultable(r, op) || c.disks.Misdirected(r, op) {
-				continue
-			}
-			if !c.disks.HoldsPrepare(r, op, id) {
-				c.fail(Violation{Name: CommittedOpLost, Replicas: []uint8{r}, Ops: []uint64{op},
-					Detail: fmt.Sprintf("replica %d acknowledged op %d (%s) in view %d (at %.3f s), which is committed, and its disk no longer holds it, though no fault may touch that slot",
-						r, op, id, ack.view, float64(ack.atNs)/1e9)})
-				return
-			}
+	covered, err := c.disks.DurableCheckpoint(r)
+	if err != nil {
+		return // no trustworthy superblock: the restart refuses to open
+	}
+	for op := covered + 1; op <= uint64(len(c.canon)); op++ {
+		ack, ok := c.acks[ackKey{r, op}]
+		id, want := ack.id, c.canon[op-1].header.Checksum()
+		if !ok || id != want || c.disks.Faultable(r, op) || c.disks.Misdirected(r, op) {
+			continue
+		}
+		if !c.disks.HoldsPrepare(r, op, id) {
+			c.fail(Violation{Name: CommittedOpLost, Replicas: []uint8{r}, Ops: []uint64{op},
+				Detail: fmt.Sprintf("replica %d acknowledged op %d (%s) in view %d (at %.3f s), which is committed and above its durable checkpoint (op %d), and its disk no longer holds it, though no fault may touch that slot",
+					r, op, id, ack.view, float64(ack.atNs)/1e9, covered)})
+			return
 		}
 	}
 }

@@ -18,6 +18,7 @@ type fakeDisks struct {
 	view       map[uint8][2]uint32 // view, log_view
 	misdirects map[slotKey]bool
 	faultable  map[slotKey]bool
+	checkpoint map[uint8]uint64 // the durable checkpoint op
 }
 
 type slotKey struct {
@@ -34,6 +35,8 @@ func (d *fakeDisks) HoldsAcknowledged(r uint8, op uint64, id wire.U128) bool {
 	got, ok := d.held[slotKey{r, op}]
 	return ok && got == id
 }
+
+func (d *fakeDisks) DurableCheckpoint(r uint8) (uint64, error) { return d.checkpoint[r], nil }
 
 func (d *fakeDisks) DurableView(r uint8) (uint32, uint32, error) {
 	v := d.view[r]
@@ -286,14 +289,16 @@ func TestCommittedOpLost(t *testing.T) {
 		ack, lose         bool
 		faultable, missed bool
 		forget            bool // the replica then adopts a log ending below the op
+		covered           bool // its durable checkpoint covers the op (the ring may reuse the slot)
 		want              string
 	}{
-		{"kept", true, false, false, false, false, ""},
-		{"lost", true, true, false, false, false, checker.CommittedOpLost},
-		{"lost on a slot the atlas lets it fault", true, true, true, false, false, ""},
-		{"lost after a misdirected write", true, true, false, true, false, ""},
-		{"never acknowledged", false, true, false, false, false, ""},
-		{"acknowledged, then forgotten by a reconcile", true, true, false, false, true, ""},
+		{"kept", true, false, false, false, false, false, ""},
+		{"lost", true, true, false, false, false, false, checker.CommittedOpLost},
+		{"lost on a slot the atlas lets it fault", true, true, true, false, false, false, ""},
+		{"lost after a misdirected write", true, true, false, true, false, false, ""},
+		{"never acknowledged", false, true, false, false, false, false, ""},
+		{"acknowledged, then forgotten by a reconcile", true, true, false, false, true, false, ""},
+		{"overwritten once a checkpoint covers it", true, true, false, false, false, true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, d, p := proposedOnDisks(t)
@@ -311,6 +316,9 @@ func TestCommittedOpLost(t *testing.T) {
 				delete(d.held, k)
 			}
 			d.faultable[k], d.misdirects[k] = tc.faultable, tc.missed
+			if tc.covered {
+				d.checkpoint = map[uint8]uint64{2: p.op()}
+			}
 			f.c.AuditDurability(f.tick())
 			wantOutcome(t, f, tc.want, 2, p.op())
 		})

@@ -16,26 +16,25 @@ import (
 // superblock does not name, then recorded in the superblock. The state is
 // encoded at once, so it is the state at p whatever commits while the
 // write is in flight. A checkpoint that comes due while the previous one is
-// still being written is skipped: the next multiple takes it.
+// still being written waits for it (the newest such one only): the
+// journal's ring reuses slots only below a durable checkpoint, so a
+// skipped one would hold the ring back a whole interval.
 func (r *Replica) maybeCheckpoint(p *wire.PrepareHeader) {
 	interval := r.cfg.checkpointInterval()
 	if p.Op%interval != 0 {
 		return
 	}
-	if r.metadata == nil {
-		// A single replica replays its log while its group is being built:
-		// the group records checkpoints, so this one waits for the next.
-		return
-	}
-	if r.checkpoints.Busy() {
-		r.probe("checkpoint skipped: the previous one is still being written")
-		return
-	}
-	if p.Op <= r.metadata.CheckpointOp() {
+	// A single replica replays its log while its group is being built
+	// (r.metadata is nil then), from above the checkpoint it restored: the
+	// group records checkpoints, so such a one waits for the store's next
+	// turn (a tick), as one that comes due during a write does. Skipping it
+	// would leave the ring full of ops above the old checkpoint, and the
+	// primary could prepare nothing more.
+	if r.metadata != nil && p.Op <= r.metadata.CheckpointOp() {
 		return // replaying below the checkpoint the superblock records
 	}
 	op := p.Op
-	if bug.CheckpointAtCommitMax && r.metadata.CommitMax() > op {
+	if bug.CheckpointAtCommitMax && r.metadata != nil && r.metadata.CommitMax() > op {
 		op = r.metadata.CommitMax() // canary_checkpoint_at_commit_max: the state at commit_min, labelled commit_max
 		r.probe("canary: a checkpoint labelled with commit_max")
 	}
@@ -45,14 +44,47 @@ func (r *Replica) maybeCheckpoint(p *wire.PrepareHeader) {
 		Checksum: wire.SnapshotChecksum(payload)}
 	// What a state transfer of this checkpoint carries of the client table:
 	// the whole rings as they are at the checkpoint's op (client-ops.md 6.4).
-	table := r.table.Encode()
+	due := &dueCheckpoint{cp: cp, table: r.table.Encode()}
+	if r.metadata == nil || r.checkpoints.Busy() {
+		if r.dueCheckpoint != nil {
+			r.probe("checkpoint superseded: a newer one came due while it waited")
+		}
+		r.probe("checkpoint waits: the previous one is still being written")
+		r.dueCheckpoint = due
+		return
+	}
+	r.writeCheckpoint(due)
+}
+
+// dueCheckpoint is a checkpoint encoded and waiting for the store.
+type dueCheckpoint struct {
+	cp    transfer.Checkpoint
+	table []byte
+}
+
+// writeDueCheckpoint writes the checkpoint that waited, once the store is
+// free (the replica's tick asks).
+func (r *Replica) writeDueCheckpoint() {
+	due := r.dueCheckpoint
+	if due == nil || r.checkpoints.Busy() {
+		return
+	}
+	r.dueCheckpoint = nil
+	if due.cp.Op <= r.metadata.CheckpointOp() {
+		return // an installed state moved the superblock past it
+	}
+	r.writeCheckpoint(due)
+}
+
+func (r *Replica) writeCheckpoint(due *dueCheckpoint) {
+	cp := due.cp
 	r.checkpoints.Write(cp, func(area int) {
 		if cp.Op <= r.metadata.CheckpointOp() {
 			r.checkpoints.Release() // an installed state moved the superblock past it
 			return
 		}
 		r.metadata.Checkpoint(cp.Op, cp.Checksum, func() {
-			r.adoptCheckpoint(cp, area, table)
+			r.adoptCheckpoint(cp, area, due.table)
 			r.probe("checkpoint written")
 			r.env.Sink.Event(Event{Kind: EventCheckpoint, Replica: r.cfg.Replica, Op: cp.Op, Frame: cp.Payload})
 		})

@@ -84,9 +84,9 @@ type Profile struct {
 }
 
 // SimulationProfile is the small profile the simulator runs: short queues
-// and a small client table so every run fills them (issue 4's profile),
-// and a journal large enough that a run does not wrap it until checkpoints
-// exist.
+// and a small client table so every run fills them (issue 4's profile).
+// The swarm draws the journal's ring and the checkpoint interval
+// (sim.Swarm): the profile's 4096 slots are a run's default.
 func SimulationProfile() Profile {
 	return Profile{
 		PipelineMax:          4,
@@ -157,7 +157,20 @@ func (c *Config) check() {
 		panic("replica: the partition planes need a pipeline, slots, segments and I/Os")
 	case p.CheckpointAreaSectors < 2:
 		panic("replica: a checkpoint area needs its header sector and a snapshot")
+	case p.JournalSlots < JournalSlotsMin(c.checkpointInterval(), p.PipelineMax):
+		panic(fmt.Sprintf("replica: a journal ring of %d slots for a checkpoint interval of %d and a pipeline of %d (at least %d)",
+			p.JournalSlots, c.checkpointInterval(), p.PipelineMax, JournalSlotsMin(c.checkpointInterval(), p.PipelineMax)))
 	}
+}
+
+// JournalSlotsMin is the smallest metadata journal ring for a checkpoint
+// interval and a pipeline depth (DEVIATIONS.md 18): the ring holds the ops
+// above the durable checkpoint, so it must reach the next checkpoint (an
+// interval) with room for the pipeline the primary fills meanwhile and for
+// the one a view change re-proposes, while that checkpoint is written.
+// Iggy asks 4 * max(64, pipeline) slots whatever the interval.
+func JournalSlotsMin(interval uint64, pipeline int) uint64 {
+	return interval + 2*uint64(pipeline)
 }
 
 // Cluster returns the cluster id.
@@ -268,7 +281,7 @@ func (c *Config) vsrConfig() vsr.Config {
 	return vsr.Config{
 		Cluster: c.Cluster(), Group: wire.MetadataGroup, Replica: c.Replica, ReplicaCount: c.ReplicaCount,
 		PipelineMax: p.PipelineMax, RequestQueueMax: p.RequestQueueMax, RepairChunkMax: p.RepairChunkMax,
-		JournalSlots: p.JournalSlots, Timeouts: p.Timeouts, RepairAnyPeer: p.RepairAnyPeer,
+		Timeouts: p.Timeouts, RepairAnyPeer: p.RepairAnyPeer,
 	}
 }
 

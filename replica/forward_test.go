@@ -41,7 +41,7 @@ type forwardRig struct {
 func openFresh(t *testing.T, id uint8) *forwardRig {
 	t.Helper()
 	cfg := Config{ClusterName: "test", Replica: id, ReplicaCount: 3, Profile: SimulationProfile()}
-	cfg.Profile.JournalSlots = 64
+	cfg.Profile.JournalSlots, cfg.CheckpointInterval = 64, 32
 	loop := kernel.NewLoop()
 	dev := storage.NewSimDevice(loop, kernel.NewStreams(1), 1, storage.Options{SectorSize: cfg.Profile.SectorSize,
 		Layout: Layout(cfg), IOsMax: cfg.DeviceIOsMax()})

@@ -329,7 +329,6 @@ func (h *partitionHost) build(ref metadata.PartitionRef) *partitionGroup {
 	cfg := h.r.cfg.vsrConfig()
 	cfg.Group = ref.Group
 	cfg.PipelineMax, cfg.RequestQueueMax = h.r.cfg.Profile.PartitionPipelineMax, 2*h.r.cfg.Profile.PartitionPipelineMax
-	cfg.JournalSlots = 1 << 62 // a memory journal has no ring to wrap
 	cfg.MemoryJournal = true
 	g.group = vsr.New(cfg, vsr.Deps{
 		Out:        h.r,

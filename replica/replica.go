@@ -37,7 +37,9 @@ type Replica struct {
 	parts *partitionHost
 
 	checkpoints *transfer.Store
-	mj          *metadataJournal
+	// dueCheckpoint is a checkpoint that came due while the store was busy.
+	dueCheckpoint *dueCheckpoint
+	mj            *metadataJournal
 	// offer is what a state transfer from this replica carries: its durable
 	// checkpoint (Offer.CommitOp 0: none yet).
 	offer    transfer.Offer
@@ -117,20 +119,20 @@ func open(cfg Config, env Env, fresh bool, j *journal.Journal, rec *journal.Reco
 		r.restore(cp)
 		restored = vsr.CheckpointRef{Op: cp.Op, Identity: cp.Identity, Timestamp: cp.Timestamp}
 	} else if rec.State.CheckpointOp > 0 {
-		// DEVIATIONS.md 61: until the journal wraps, a replica whose
-		// checkpoint rotted rebuilds its state from op 1.
-		r.probe("checkpoint unreadable at recovery: the state is rebuilt from op 1")
-		j.ForgetCheckpoint()
+		// DEVIATIONS.md 61: a replica whose checkpoint rotted applies from
+		// op 1 what its ring and its peers still hold, and takes that
+		// checkpoint or a later one by state transfer for the rest.
+		r.probe("checkpoint unreadable at recovery: the state is rebuilt below it")
 	}
 	r.alloc = metadata.NewGroupAllocator(r.state.HighestGroupID())
 	r.bus = bus.New(cfg.busConfig(), env.Peers, env.Rand, r)
-	mj := &metadataJournal{j: j, alloc: r.alloc}
+	mj := &metadataJournal{j: j, alloc: r.alloc, probe: r.probe}
 	r.mj = mj
 	r.server = transfer.NewServer(transfer.ChunkLen(cfg.Profile.FrameSizeMax))
-	if cp != nil {
-		mj.retainedFrom = cp.Op + 1
-	}
-	for op := uint64(1); op <= rec.HeadOp; op++ {
+	// The ops a recorded checkpoint covers are not served, whether or not
+	// it could be read back: the ring may have wrapped over them.
+	mj.retainedFrom = rec.State.CheckpointOp + 1
+	for op := max(rec.HeadOp, cfg.Profile.JournalSlots) - cfg.Profile.JournalSlots + 1; op <= rec.HeadOp; op++ { // the ring's ops
 		if f, ok := j.Frame(op); ok {
 			mj.observe(f)
 		}

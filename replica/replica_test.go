@@ -32,7 +32,7 @@ func (s *recordSink) Event(e Event) { s.events = append(s.events, e) }
 func openAfterDamage(t *testing.T, fresh bool) *Replica {
 	t.Helper()
 	cfg := Config{ClusterName: "test", Replica: 1, ReplicaCount: 3, Profile: SimulationProfile()}
-	cfg.Profile.JournalSlots = 64
+	cfg.Profile.JournalSlots, cfg.CheckpointInterval = 64, 32
 	loop := kernel.NewLoop()
 	layout := Layout(cfg)
 	dev := storage.NewSimDevice(loop, kernel.NewStreams(1), 1, storage.Options{SectorSize: cfg.Profile.SectorSize,

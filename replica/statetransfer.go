@@ -50,7 +50,7 @@ func (r *Replica) startFetch(peer uint8) {
 		ChunkLen: uint32(transfer.ChunkLen(r.cfg.Profile.FrameSizeMax)), StallTicks: stallTicks,
 		PayloadMax: uint64(r.cfg.checkpointConfig().PayloadMax())}
 	nonce := wire.U128{Lo: r.env.Rand.Uint64(), Hi: r.env.Rand.Uint64() | 1}
-	f, req := transfer.NewFetch(cfg, peer, nonce, r.metadata.CommitMin())
+	f, req := transfer.NewFetch(cfg, peer, nonce, r.metadata.StateTransferNeed())
 	r.transfer.fetch = f
 	r.bus.Send(peer, req)
 }
@@ -224,7 +224,7 @@ func (r *Replica) tryInstall() {
 	if in == nil || t.busy {
 		return
 	}
-	if in.cp.Op <= r.metadata.CommitMin() || in.cp.Op <= r.metadata.CheckpointOp() {
+	if in.cp.Op <= r.metadata.StateTransferNeed() {
 		t.pending = nil
 		r.probe("state transfer no longer needed: the replica caught up")
 		return
@@ -234,7 +234,7 @@ func (r *Replica) tryInstall() {
 	}
 	t.pending, t.busy = nil, true
 	r.checkpoints.Write(in.cp, func(area int) {
-		if in.cp.Op <= r.metadata.CommitMin() || in.cp.Op <= r.metadata.CheckpointOp() {
+		if in.cp.Op <= r.metadata.StateTransferNeed() {
 			r.checkpoints.Release()
 			t.busy = false
 			r.probe("state transfer no longer needed: the replica caught up")
@@ -280,4 +280,5 @@ func (r *Replica) tickStateTransfer() {
 	if r.transfer.pending != nil {
 		r.tryInstall()
 	}
+	r.writeDueCheckpoint()
 }

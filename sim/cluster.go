@@ -372,6 +372,7 @@ func (n *ReplicaNode) Freeze() {
 		n.ticker.Pause()
 	}
 	n.dev.Crash()
+	n.c.Checker.AuditReplica(n.id, n.c.Loop.Now())
 	n.c.Net.SetUp(network.NodeID(n.id), false)
 	clear(n.conns)
 	n.c.Checker.Crashed(n.id)

@@ -47,6 +47,11 @@ func (d *clusterDisks) DurableView(r uint8) (view, logView uint32, err error) {
 	return diskread.DurableView(d.geo[r], d.dev(r).PeekDurable)
 }
 
+// DurableCheckpoint implements checker.Disks.
+func (d *clusterDisks) DurableCheckpoint(r uint8) (uint64, error) {
+	return diskread.DurableCheckpoint(d.geo[r], d.dev(r).PeekDurable)
+}
+
 // HoldsPrepare implements checker.Disks.
 func (d *clusterDisks) HoldsPrepare(r uint8, op uint64, id wire.U128) bool {
 	return diskread.HoldsPrepare(d.geo[r], d.dev(r).PeekDurable, op, id)

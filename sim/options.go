@@ -97,6 +97,15 @@ type Options struct {
 	// CheckpointInterval: the metadata plane checkpoints after each
 	// multiple of this many ops (0: the profile's 256).
 	CheckpointInterval int
+	// JournalSlots: the metadata journal's ring (0: the profile's 4096). It
+	// must hold a checkpoint interval and two pipelines (JournalSlotsMin).
+	JournalSlots int
+}
+
+// JournalSlotsMin is the smallest metadata journal ring for a checkpoint
+// interval and a pipeline depth: replica.JournalSlotsMin.
+func JournalSlotsMin(interval, pipeline int) int {
+	return int(replica.JournalSlotsMin(uint64(interval), pipeline))
 }
 
 // Swarm draws every knob from the seed, so different seeds explore
@@ -219,7 +228,11 @@ func Swarm(seed uint64) Options {
 	}
 	// Drawn last: the checkpoint interval, 4 to 128 ops (log-uniform), far
 	// below the profile's 256, so that a seed's few hundred ops take
-	// several checkpoints and its restarts restore them.
+	// several checkpoints and its restarts restore them. The journal's ring
+	// keeps the profile's 4096 slots: -journal-slots sets a small one (the
+	// swarm does not draw it yet: a backup whose ring cannot hold a
+	// StartView's log still goes Normal with a durable log_view whose log
+	// it lacks, VOPR seed 7000112 with -journal-slots 18).
 	o.CheckpointInterval = int(math.Round(4 * math.Pow(32, r.Float64())))
 	// Drawn last: a third of the seeds flip a bit of a StateChunk's body
 	// in 5% to 30% of those sent, which only the receiver's whole-artifact
@@ -250,19 +263,15 @@ func (o *Options) NoFaults() {
 const LongSafetyTicks = 3_000_000
 
 // LongRequestsMax is the request count of a long run whose clients fit the
-// client table. The journal holds SimulationProfile().JournalSlots ops
-// (4096) and, until checkpoints exist, a full journal stops the cluster
-// (the liveness phase then explains the stall instead of checking
-// convergence), so a long run must stay below it: each request is one op
-// and each client's Register one more, which leaves 4096 - 3500 - clients
-// slots of headroom.
+// client table: below the profile's 4096-slot ring (each request is one op
+// and each client's Register one more), which the swarm's runs do not wrap
+// yet (see Swarm).
 const LongRequestsMax = 3500
 
 // LongRequests is the request count of a long run with clients clients.
 // With more clients than the client table's slots, sessions get evicted
 // and an evicted client registers again, which costs an op too: at most
-// one Register per request it sends, so the cap halves and the run still
-// fits the journal.
+// one Register per request it sends, so the cap halves.
 func LongRequests(clients int) int {
 	if clients > replica.SimulationProfile().ClientTableMax {
 		return LongRequestsMax / 2
@@ -273,12 +282,20 @@ func LongRequests(clients int) int {
 // Long is the long-run preset (vopr -long): the swarm's draw for seed,
 // with LongSafetyTicks of safety phase and LongRequests requests, so that
 // a run lasts long enough for replicas to crash and restart late in a long
-// history, and still fits the journal.
+// history.
 func Long(seed uint64) Options {
 	o := Swarm(seed)
 	o.SafetyTicksMax = LongSafetyTicks
 	o.Requests = LongRequests(o.Clients)
 	return o
+}
+
+// checkpointInterval is the interval the run uses.
+func (o *Options) checkpointInterval() int {
+	if o.CheckpointInterval > 0 {
+		return o.CheckpointInterval
+	}
+	return int(replica.SimulationProfile().CheckpointInterval)
 }
 
 // Check reports the first knob out of its range.
@@ -314,6 +331,14 @@ func (o *Options) Check() error {
 		return fmt.Errorf("the rollback nemesis drives the partitions: partition mode must be none, not %s", partitionModeName(o.PartitionMode))
 	case o.CheckpointInterval < 0 || o.CheckpointInterval > 1<<20:
 		return fmt.Errorf("checkpoint-interval %d outside 0..1048576 (0: the profile's 256)", o.CheckpointInterval)
+	case o.JournalSlots < 0 || o.JournalSlots > 1<<16:
+		return fmt.Errorf("journal-slots %d outside 0..65536 (0: the profile's 4096)", o.JournalSlots)
+	case o.JournalSlots > 0 && o.JournalSlots < JournalSlotsMin(o.checkpointInterval(), replica.SimulationProfile().PipelineMax):
+		return fmt.Errorf("journal-slots %d below %d, the smallest ring for checkpoint-interval %d and a pipeline of %d (the interval plus two pipelines)",
+			o.JournalSlots, JournalSlotsMin(o.checkpointInterval(), replica.SimulationProfile().PipelineMax), o.checkpointInterval(), replica.SimulationProfile().PipelineMax)
+	case o.JournalSlots == 0 && o.CheckpointInterval > 0 && JournalSlotsMin(o.CheckpointInterval, replica.SimulationProfile().PipelineMax) > int(replica.SimulationProfile().JournalSlots):
+		return fmt.Errorf("checkpoint-interval %d needs a ring of %d slots, above the profile's %d: set -journal-slots",
+			o.CheckpointInterval, JournalSlotsMin(o.CheckpointInterval, replica.SimulationProfile().PipelineMax), replica.SimulationProfile().JournalSlots)
 	case o.EvictedRing < 0 || o.EvictedRing > 1<<20:
 		return fmt.Errorf("evicted-ring %d outside 0..1048576 (0: Iggy's 4096)", o.EvictedRing)
 	case o.FlushMessages < 0 || o.FlushMessages > 1<<20:
@@ -375,6 +400,7 @@ func (o *Options) Fields() []Field {
 		{"memory-loss-bounded", strconv.FormatBool(o.MemoryLossBounded)}, {"sends", strconv.FormatBool(o.Sends)},
 		{"flush-messages", i(int64(o.FlushMessages))}, {"evicted-ring", i(int64(o.EvictedRing))},
 		{"checkpoint-interval", i(int64(o.CheckpointInterval))},
+		{"journal-slots", i(int64(o.JournalSlots))},
 		{"chunk-corrupt", f(o.ChunkCorruptProbability)},
 	}
 }

@@ -37,7 +37,8 @@ const (
 	famRing      = "a small evicted ring (-evicted-ring)"
 	famFlush     = "segment flushes (-flush-messages)"
 	famTable     = "more clients than client-table slots"
-	famJournal   = "a full journal (-long)"
+	famJournal   = "a small journal ring (-journal-slots)"
+	famLong      = "long runs (-long)"
 	famFaults    = "the fault classes themselves"
 	famStale     = "the stale-answer nemesis"
 	famVCFaults  = "the view-change fault nemesis"
@@ -71,7 +72,13 @@ func ProbeCatalogue() []Probe {
 		{Name: "corrupt slot repaired", Meaning: "a slot whose body was corrupt was repaired from a peer", Scenario: famStorage},
 		{Name: "journal leftover above the log_view's head reported blank", Meaning: "a restart found, above the head its log_view was persisted with, an op stamped before that log_view (a forget write the reconcile lost): its vote reports it blank", Scenario: famVCFaults},
 		{Name: "journal frame off the hash chain not taken as canonical", Meaning: "a journaled frame below a canonical op did not chain and was not taken", Scenario: famRollback},
-		{Name: "journal full: backpressure", Meaning: "the primary refused to prepare what would wrap the journal", Scenario: famJournal},
+		{Name: "journal wrap: backpressure until a checkpoint frees the next slot", Meaning: "the primary's next op would overwrite an op above its durable checkpoint: the request waits", Scenario: famJournal},
+		{Name: "journal wrap: a prepare waits for a checkpoint to free its slot", Meaning: "a replica left a prepare unjournaled (and unacked) until its checkpoint frees the slot", Scenario: famJournal},
+		{Name: "journal wrap: a prepare's slot already held a newer op", Meaning: "a replica rebuilding below a lost checkpoint met a slot its ring wrapped past", Scenario: famStorage},
+		{Name: "journal wrap: the primary's next slot already held a newer op", Meaning: "a primary rebuilding below a lost checkpoint cannot prepare: it asks for a state transfer", Scenario: famStorage},
+		{Name: "journal wrapped: a slot reused", Meaning: "a journal wrote an op over the covered op its slot held", Scenario: famJournal},
+		{Name: "commit walk met an op its ring wrapped past: state transfer", Meaning: "a replica whose checkpoint rotted needs an op its ring no longer holds", Scenario: famStorage},
+		{Name: "reconcile leaves an op its ring cannot hold yet", Meaning: "an adopted log reaches past the ring: the op's header is recorded once a checkpoint frees its slot", Scenario: famJournal},
 		{Name: "plane refused to stamp a prepare", Meaning: "a partition primary could not stamp (a prepare below it missing)", Scenario: famSends},
 		{Name: "prepare dropped: its body is corrupt", Meaning: "a received prepare's body failed its checksum", Scenario: famWire},
 		{Name: "prepare from a newer view", Meaning: "a prepare of a later view made a replica catch up to that view", Scenario: famPartition},
@@ -125,9 +132,10 @@ func ProbeCatalogue() []Probe {
 		{Name: "state transfer: a crash landed during the install", Meaning: "a replica crashed with an install's checkpoint or superblock write in flight", Scenario: famCrash},
 		{Name: "state transfer installed", Meaning: "the consensus group moved commit_min to an installed checkpoint", Scenario: famCrash},
 		{Name: "checkpoint written", Meaning: "the superblock recorded a checkpoint of the metadata plane", Scenario: famAny},
-		{Name: "checkpoint skipped: the previous one is still being written", Meaning: "a checkpoint came due while the last one's write was in flight", Scenario: famAny},
+		{Name: "checkpoint waits: the previous one is still being written", Meaning: "a checkpoint came due while the last one's write was in flight, and is written after it", Scenario: famAny},
+		{Name: "checkpoint superseded: a newer one came due while it waited", Meaning: "two checkpoints came due during one write: the newer is written", Scenario: famAny},
 		{Name: "state restored from a checkpoint", Meaning: "a restart restored the metadata state from the checkpoint the superblock records", Scenario: famCrash},
-		{Name: "checkpoint unreadable at recovery: the state is rebuilt from op 1", Meaning: "a restart found no intact area of its checkpoint (DEVIATIONS 61)", Scenario: famStorage},
+		{Name: "checkpoint unreadable at recovery: the state is rebuilt below it", Meaning: "a restart found no intact area of its checkpoint (DEVIATIONS 61)", Scenario: famStorage},
 		{Name: "superblock copy damaged at recovery", Meaning: "a superblock copy was torn or corrupt at open", Scenario: famCrash},
 		{Name: "forward refused by the backup: no primary", Meaning: "a backup had no primary to forward a login to", Scenario: famBackups},
 		{Name: "forward refused by the backup: no room", Meaning: "a backup's forwards were all in flight", Scenario: famBackups},
@@ -159,13 +167,13 @@ func ProbeCatalogue() []Probe {
 		{Name: "partition plane: consumer offsets recovered from their records", Meaning: "a restart seeded a partition's offsets from their records", Scenario: famCrash},
 		{Name: "partition plane: frame for an unknown group dropped", Meaning: "a consensus frame of a group not (or no longer) built here", Scenario: famSends},
 		{Name: "partition plane: group dropped: its partition was deleted", Meaning: "a delete committed and the group went", Scenario: famAny},
-		{Name: "partition plane: group not built: every superblock slot is taken", Meaning: "no free partition slot (DEVIATIONS 54 should prevent it)", Scenario: famJournal},
+		{Name: "partition plane: group not built: every superblock slot is taken", Meaning: "no free partition slot (DEVIATIONS 54 should prevent it)", Scenario: famLong},
 		{Name: "partition plane: group not rebuilt: its slot was reused, so it was deleted", Meaning: "replay met a group whose slot a later group took", Scenario: famCrash},
 		{Name: "partition plane: group rebuilt from its superblock", Meaning: "a restart rebuilt a group from its superblock slot", Scenario: famCrash},
 		{Name: "partition plane: journal purged of flushed ops beyond the evicted ring", Meaning: "a flush let a group's memory journal purge old ops", Scenario: famRing},
 		{Name: "partition plane: request of a session ahead of the table dropped", Meaning: "a partition request named a session this replica has not committed yet", Scenario: famBackups},
 		{Name: "partition plane: segment log ends in a damaged unit: written again from there", Meaning: "a restart found a torn or corrupt flush unit", Scenario: famStorage},
-		{Name: "partition plane: segment log full: batches kept in memory", Meaning: "a partition's segment log ran out of room", Scenario: famJournal},
+		{Name: "partition plane: segment log full: batches kept in memory", Meaning: "a partition's segment log ran out of room", Scenario: famLong},
 		{Name: "partition plane: segment log held a batch the log replaced: written again from offset 0", Meaning: "a segment held a batch the committed log replaced", Scenario: famBeyond},
 
 		// The harness (sim/).

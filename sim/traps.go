@@ -81,6 +81,8 @@ func InFamily(family string, o Options) bool {
 	case famTable:
 		return o.Clients > 8
 	case famJournal:
+		return o.JournalSlots > 0
+	case famLong:
 		return o.SafetyTicksMax >= LongSafetyTicks
 	case famStale:
 		return o.StaleAnswers && o.Replicas >= 2

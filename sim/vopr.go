@@ -28,6 +28,9 @@ func clusterOptions(o Options) ClusterOptions {
 	c.FlushMessages = o.FlushMessages
 	c.EvictedRing = o.EvictedRing
 	c.CheckpointInterval = o.CheckpointInterval
+	if o.JournalSlots > 0 {
+		c.Profile.JournalSlots = uint64(o.JournalSlots)
+	}
 	c.Auth, c.RotationWindow = o.Auth, o.RotationWindow
 	c.Profile.RepairAnyPeer = o.RepairAnyPeer
 	c.ClockOffsetMaxNs, c.ClockDriftMaxPPB = o.ClockOffsetMaxNs, o.ClockDriftMaxPPB
@@ -1046,14 +1049,6 @@ func (v *vopr) explain() string {
 	}
 	if why := v.explainAmnesia(); why != "" {
 		return why
-	}
-	// Without checkpoints a journal slot is never reused: the primary
-	// refuses what would wrap (DEVIATIONS.md 18), and the cluster is full.
-	slots := uint64(v.c.Options.Profile.JournalSlots)
-	for i, rn := range v.c.Replicas {
-		if v.core[i] && rn.Replica() != nil && rn.Replica().Metadata().Op()+1 >= slots {
-			return fmt.Sprintf("the journal is full: op %d of %d slots, and checkpoints do not exist yet", rn.Replica().Metadata().Op(), slots)
-		}
 	}
 	return ""
 }

@@ -102,12 +102,11 @@ func (r *Recovery) restoreHead(g Geometry) error {
 	if head.Op == 0 {
 		return nil
 	}
-	onDisk := r.HeadOp
 	r.HeadOp = max(r.HeadOp, head.Op)
-	if !head.Known() || head.Op >= g.SlotCount || onDisk >= g.SlotCount {
+	if !head.Known() || head.Op <= r.Superblock.State.CheckpointOp {
 		return nil
 	}
-	k := head.Op // the ring has not wrapped: op k is in slot k
+	k := head.Op % g.SlotCount // above the checkpoint: the slot never held a newer op
 	if k >= uint64(len(r.Slots)) {
 		return fmt.Errorf("%w: op %d, %d slots formatted", ErrHeadUnformatted, head.Op, len(r.Slots))
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/iggy-vopr/vopr/replica/journal"
@@ -675,26 +676,34 @@ func TestUnackedHeaderInAConflict(t *testing.T) {
 	crossRecover(t, d, "unacked conflict", d.dev.PeekDurable)
 }
 
-// TestNoHeadRestoreOnceWrapped: once the disk holds an op of the ring's
-// second lap, the superblock's log head is not restored, even into a slot
-// that lost it (format 12, step 5).
-func TestNoHeadRestoreOnceWrapped(t *testing.T) {
+// TestNoHeadRestoreAtOrBelowTheCheckpoint: a log head the durable
+// checkpoint covers is not restored, even into a slot that lost it: the
+// ring may have reused its slot (format 12, step 5). Above the checkpoint
+// it is, even once the ring wrapped.
+func TestNoHeadRestoreAtOrBelowTheCheckpoint(t *testing.T) {
 	cfg := testConfig()
 	S := cfg.SlotCount
-	d, j := formatted(t, cfg)
-	for op := uint64(1); op <= 5; op++ {
-		d.appendWait(j, prepareFrame(cfg.Cluster, op, 0, 100))
+	for _, covered := range []bool{true, false} {
+		d, j := formatted(t, cfg)
+		for op := uint64(1); op <= S+2; op++ {
+			d.appendWait(j, prepareFrame(cfg.Cluster, op, 0, 100))
+		}
+		head := S + 2
+		st := stateOf(cfg, 1, 1, 3)
+		if covered {
+			st.CheckpointOp = head
+		} else {
+			st.CheckpointOp = 2
+		}
+		d.writeState(j, st) // records head op S+2
+		slot := head % S
+		d.dev.InjectLatent(d.headerSector(slot))
+		d.dev.InjectLatent(d.prepareSector(slot))
+		peek := withFaults(d.dev, d.dev.PeekDurable)
+		r, err := Recover(d.g, peek)
+		if err != nil || r.Superblock.Head.Op != head || r.HeadOp != head || r.Slot(slot).HeadRestored == covered {
+			t.Fatalf("covered %v: head %d, disk head %d, slot %d restored %v, %v", covered, r.Superblock.Head.Op, r.HeadOp, slot, r.Slot(slot).HeadRestored, err)
+		}
+		crossRecover(t, d, fmt.Sprintf("wrapped, covered %v", covered), peek)
 	}
-	d.writeState(j, stateOf(cfg, 1, 1, 3)) // records head op 5
-	for op := uint64(6); op <= S+2; op++ {
-		d.appendWait(j, prepareFrame(cfg.Cluster, op, 0, 100))
-	}
-	d.dev.InjectLatent(d.headerSector(5))
-	d.dev.InjectLatent(d.prepareSector(5))
-	peek := withFaults(d.dev, d.dev.PeekDurable)
-	r, err := Recover(d.g, peek)
-	if err != nil || r.Superblock.Head.Op != 5 || r.HeadOp != S+2 || r.Slot(5).HeadRestored || r.Knowledge(5) != Unknown {
-		t.Fatalf("head %d, disk head %d, slot 5 restored %v, op 5 %s, %v", r.Superblock.Head.Op, r.HeadOp, r.Slot(5).HeadRestored, r.Knowledge(5), err)
-	}
-	crossRecover(t, d, "wrapped", peek)
 }

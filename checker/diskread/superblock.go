@@ -192,3 +192,13 @@ func DurableView(g Geometry, peek Peek) (view, logView uint32, err error) {
 	}
 	return sb.State.View, sb.State.LogView, nil
 }
+
+// DurableCheckpoint returns the checkpoint op the durable superblock
+// records (0: none), as Open would read it.
+func DurableCheckpoint(g Geometry, peek Peek) (uint64, error) {
+	sb, err := ReadSuperblock(g, peek)
+	if err != nil {
+		return 0, err
+	}
+	return sb.State.CheckpointOp, nil
+}

@@ -70,6 +70,7 @@ var knobs = []knob{
 	{"flush-messages", false, func(o *sim.Options) any { return &o.FlushMessages }, "a segment log flushes once this many committed messages are buffered (Iggy: 1024)"},
 	{"evicted-ring", false, func(o *sim.Options) any { return &o.EvictedRing }, "flushed ops a partition journal keeps for repair (0: Iggy's 4096)"},
 	{"checkpoint-interval", false, func(o *sim.Options) any { return &o.CheckpointInterval }, "the metadata plane checkpoints after every multiple of this many ops (0: the profile's 256)"},
+	{"journal-slots", false, func(o *sim.Options) any { return &o.JournalSlots }, "the metadata journal's ring in slots, at least the checkpoint interval plus two pipelines (0: the profile's 4096)"},
 	{"chunk-corrupt", true, func(o *sim.Options) any { return &o.ChunkCorruptProbability }, "per StateChunk: a bit of its unsealed body flips in flight"},
 }
 

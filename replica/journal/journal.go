@@ -3,6 +3,7 @@ package journal
 import (
 	"bytes"
 	"fmt"
+	"github.com/iggy-vopr/vopr/canary/bug"
 	"slices"
 
 	"github.com/iggy-vopr/vopr/replica/wire"
@@ -539,19 +540,74 @@ func (j *Journal) Truncate(afterOp uint64) {
 	}
 }
 
-// setHead makes op the log's head, with its header when the journal knows it.
+// setHead makes op the log's head, with its header when the journal knows
+// it and the slot's header copy holds it durably: a recorded head's header
+// is one Open may write back into the slot, so it must never be one whose
+// append is still in flight (rapid seed 16815872842783330051: ops 1..4
+// appended, op 4 done first, a truncate after op 2 made op 2 the head while
+// its slot was not even formatted yet, and the superblock recorded its
+// header).
 func (j *Journal) setHead(op uint64) {
 	j.head = LogHead{Op: op}
 	if op == 0 {
 		return
 	}
-	if h, ok := j.Header(op); ok {
+	if h, ok := j.Header(op); ok && j.slotOf(op).header.holds(op, h.Checksum()) {
 		j.head.Header = h
 	}
 }
 
 // Head returns the head of the caller's log as the journal knows it.
 func (j *Journal) Head() LogHead { return j.head }
+
+// Admission says whether the journal may write an op now (Admits).
+type Admission uint8
+
+// Admission values.
+const (
+	// Admitted: the op's slot is free for it (never written, or holding an
+	// op the durable checkpoint covers, or the op itself).
+	Admitted Admission = iota + 1
+	// AdmitAfterCheckpoint: the slot holds an op above the durable
+	// checkpoint, which a restart would replay from this journal; the op
+	// may be written once a checkpoint covering the slot's op is durable.
+	AdmitAfterCheckpoint
+	// AdmitNever: the slot already held a newer op (ops in a slot never go
+	// back); only a state past the newer op helps (a replica whose
+	// checkpoint rotted, rebuilding from below it).
+	AdmitNever
+)
+
+// Covered returns the op of the durable checkpoint: the ops at or below it
+// are in the replica's durable state, so their slots may be reused. The
+// ring holds the ops in (Covered, Covered + SlotCount] without ever
+// overwriting one of them.
+func (j *Journal) Covered() uint64 {
+	if bug.SlotsReusedEarly {
+		return j.sb.latest.CheckpointOp // canary_slots_reused_early: the checkpoint requested, not yet durable
+	}
+	return j.sb.durable.CheckpointOp
+}
+
+// Admits says whether an Append, Repair or Reconcile may write op now: the
+// journal wraps, and a slot is reused only once the durable checkpoint
+// covers the op it holds (DEVIATIONS.md 18). The journal leaves that to its
+// caller (a test wraps a ring freely), and Open's restore of the recorded
+// log head relies on it.
+func (j *Journal) Admits(op uint64) Admission {
+	s := j.slotOf(op)
+	switch {
+	case op < s.floorOp:
+		return AdmitNever
+	case op > j.Covered()+j.cfg.SlotCount:
+		return AdmitAfterCheckpoint
+	}
+	return Admitted
+}
+
+// AdmitsThrough is the highest op the ring can take without overwriting an
+// op above the durable checkpoint: Covered() + SlotCount.
+func (j *Journal) AdmitsThrough() uint64 { return j.Covered() + j.cfg.SlotCount }
 
 // Frame returns the prepare frame of op, if the journal holds it in memory
 // (appended, repaired, or found Clean by Open), whether or not it is durable

@@ -527,16 +527,18 @@ func (o *opener) restoreHead(r *Recovery) {
 	if h.Op == 0 {
 		return
 	}
-	diskHeadOp := r.HeadOp
 	r.HeadOp = max(r.HeadOp, h.Op)
 	if !h.Known() {
 		return
 	}
-	if h.Op >= o.cfg.SlotCount || diskHeadOp >= o.cfg.SlotCount {
-		// The ring has wrapped: the head's slot may have held a newer op
-		// since, acknowledged, whose damaged copies a restore would
-		// overwrite. Until checkpoints let the ring wrap (DEVIATIONS.md 18)
-		// the replica's journal never gets here.
+	if h.Op <= o.state.CheckpointOp {
+		// The durable checkpoint covers the head: its slot may hold a newer
+		// op since (the ring wraps past covered ops), acknowledged, whose
+		// damaged copies a restore would overwrite; and the replica votes
+		// no op at or below its checkpoint's (they are committed). Above
+		// it, the slot never held a newer op: a write of op h+SlotCount
+		// needs a durable checkpoint at h or above (Admits), which the
+		// superblock would record (checkpoint_op never goes back).
 		return
 	}
 	slot := h.Op % o.cfg.SlotCount

@@ -31,8 +31,10 @@ import (
 // record of the AppendsMax pool until it is done.
 //
 // Ops in a slot never go back: recording a canonical header in a slot that
-// already held a newer op (a wrapped ring) is refused with a panic, since
-// the newer op's header copy is what proves its acknowledgement.
+// already held a newer op is refused with a panic, since the newer op's
+// header copy is what proves its acknowledgement; so is recording one whose
+// slot holds an op above the durable checkpoint (Admits: the caller passes
+// only admitted ops).
 func (j *Journal) Reconcile(head uint64, canonical []wire.Header, done func()) {
 	if done == nil {
 		panic("journal: Reconcile with nil done")

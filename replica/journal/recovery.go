@@ -150,8 +150,8 @@ func (r *Recovery) Knowledge(op uint64) Knowledge {
 // AckHead is the highest op the journal may have acknowledged: HeadOp,
 // extended through the slots directly above it that say nothing of their
 // op (Unknown: unreadable, or a damaged prepare under a stale header copy),
-// below slots (the ring: until checkpoints wrap it, slot k only ever holds
-// op k). A replica acknowledges op N only while it holds every op below N
+// at most a ring's turn above HeadOp (each op of that stretch has a slot
+// of its own). A replica acknowledges op N only while it holds every op below N
 // down to its commit, so such a slot above an empty one cannot hide an
 // acknowledged op; one right above the head can. A vote's head below an op
 // is a nack of it (VOPR seed 3637399597563653381: op 23's slot read as a
@@ -159,7 +159,7 @@ func (r *Recovery) Knowledge(op uint64) Knowledge {
 // committed op 23).
 func (r *Recovery) AckHead(slots uint64) uint64 {
 	head := r.HeadOp
-	for head+1 < slots && r.Knowledge(head+1) == Unknown {
+	for head+1 < r.HeadOp+slots && r.Knowledge(head+1) == Unknown {
 		head++
 	}
 	return head

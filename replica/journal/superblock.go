@@ -231,9 +231,6 @@ func chooseSuperblock(cfg Config, copies *[SuperblockCopies]CopyReport) (CopyRep
 // in flight.
 type superblock struct {
 	j *Journal
-	// checkpointLost: the next WriteState may record a lower checkpoint
-	// (ForgetCheckpoint).
-	checkpointLost bool
 
 	durable          wire.VsrState // latest durable state
 	durableSeq       uint64
@@ -268,12 +265,6 @@ func (sb *superblock) init(j *Journal, state wire.VsrState, seq, formatted uint6
 	sb.onIO = sb.ioDone
 }
 
-// ForgetCheckpoint lets the next WriteState record a checkpoint below the
-// one the superblock holds: the replica could not read that checkpoint's
-// snapshot back, so it rebuilds its state without it and the record is
-// void.
-func (j *Journal) ForgetCheckpoint() { j.sb.checkpointLost = true }
-
 // WriteState makes state durable in every superblock copy, then runs done.
 // state must name this replica (Cluster, ReplicaID, ReplicaCount as in the
 // Config), have LogView <= View, and not go back: View, LogView, CommitMax
@@ -294,10 +285,6 @@ func (j *Journal) WriteState(state wire.VsrState, done func()) {
 		panic(fmt.Sprintf("journal: WriteState with log_view %d > view %d", state.LogView, state.View))
 	}
 	prev := sb.latest
-	if sb.checkpointLost && state.CheckpointOp < prev.CheckpointOp {
-		prev.CheckpointOp = 0 // ForgetCheckpoint: the recorded one may go
-	}
-	sb.checkpointLost = false
 	if state.View < prev.View || state.LogView < prev.LogView || state.CommitMax < prev.CommitMax || state.CheckpointOp < prev.CheckpointOp {
 		panic(fmt.Sprintf("journal: WriteState goes back: view %d->%d, log_view %d->%d, commit_max %d->%d, checkpoint_op %d->%d",
 			prev.View, state.View, prev.LogView, state.LogView, prev.CommitMax, state.CommitMax, prev.CheckpointOp, state.CheckpointOp))

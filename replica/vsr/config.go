@@ -21,10 +21,6 @@ type Config struct {
 	// RepairChunkMax bounds the prepares served for one RequestPrepares; it
 	// must stay below the peer queue so a burst is not dropped.
 	RepairChunkMax int
-	// JournalSlots is the journal ring's size. Until checkpoints exist the
-	// primary never proposes an op that would reuse a slot (backpressure),
-	// because every op may still be needed to rebuild a restarted replica.
-	JournalSlots uint64
 	// RepairAnyPeer: a Normal backup sends half of its first repair
 	// requests to a peer drawn at random instead of its primary. Legal (a
 	// frame from anyone but the primary is checked against the view's
@@ -84,8 +80,6 @@ func (c *Config) validate() {
 		panic("vsr: negative request queue")
 	case c.RepairChunkMax < 1:
 		panic("vsr: repair chunk below 1")
-	case c.JournalSlots < uint64(c.PipelineMax)*2:
-		panic(fmt.Sprintf("vsr: journal of %d slots for a pipeline of %d", c.JournalSlots, c.PipelineMax))
 	}
 	t := c.Timeouts
 	for _, v := range []int{t.PrepareRetransmitTicks, t.CommitMessageTicks, t.NormalHeartbeatTicks,

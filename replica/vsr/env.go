@@ -54,6 +54,16 @@ type Journal interface {
 	Header(op uint64) (wire.Header, bool)
 	// Knowledge says what the journal knows of op (for nacks).
 	Knowledge(op uint64) Knowledge
+	// Admits says whether the journal may write op now: a ring reuses a
+	// slot only once the durable checkpoint covers the op it holds, and an
+	// op never goes into a slot that held a newer one. The group journals
+	// nothing it does not admit: a prepare waits (the primary), is dropped
+	// and comes again (a backup), and a canonical header is recorded later.
+	Admits(op uint64) Admission
+	// AdmitsThrough is the highest op the ring can hold now without
+	// overwriting an op above the durable checkpoint (the checkpoint's op
+	// plus the ring's size); every op above it is AdmitAfterCheckpoint.
+	AdmitsThrough() uint64
 	// RetainedFrom is the lowest op the journal can still serve: ops below
 	// it are evicted (a partition plane purges what it flushed to its
 	// segments; the metadata plane will drop what a checkpoint covers), so
@@ -182,3 +192,18 @@ type Event struct {
 	Headers []wire.Header // EventStartView: the suffix sent, highest op first
 	Probe   string        // EventProbe
 }
+
+// Admission is a journal's answer to Admits.
+type Admission uint8
+
+// Admission values.
+const (
+	// Admitted: the journal may write the op now.
+	Admitted Admission = iota + 1
+	// AdmitAfterCheckpoint: the op's slot holds an op above the durable
+	// checkpoint; a later checkpoint frees it.
+	AdmitAfterCheckpoint
+	// AdmitNever: the op's slot held a newer op; only a state transfer
+	// past that op lets the replica go on.
+	AdmitNever
+)

@@ -206,10 +206,13 @@ func New(cfg Config, deps Deps, rec Recovered) *Group {
 		commitMax: rec.State.CommitMax,
 		commitMin: rec.Checkpoint.Op,
 		op:        max(rec.Head, rec.Checkpoint.Op),
-		// A checkpoint the replica could not read is forgotten: the next
-		// state write records none (or the one restored), so that a state
-		// transfer below it is not refused as of no use.
-		checkpointOp:    rec.Checkpoint.Op,
+		// A checkpoint the replica could not read stays recorded (the
+		// journal's ring has wrapped over the ops it covers, so they are
+		// gone from here): the group applies from op 1 what it still can,
+		// and a state transfer of that checkpoint or a later one restores
+		// the rest (StateTransferNeed).
+		checkpointOp:    rec.State.CheckpointOp,
+		checkpointSum:   rec.State.CheckpointChecksum,
 		appliedIdentity: rec.Checkpoint.Identity,
 		timestampMax:    rec.Checkpoint.Timestamp,
 		canon:           make(map[uint64]wire.Header),
@@ -217,9 +220,6 @@ func New(cfg Config, deps Deps, rec Recovered) *Group {
 		// A lone replica has nobody to be invisible to: losing its memory
 		// is losing the group's (more than f replicas).
 		amnesiac: rec.Amnesiac && cfg.ReplicaCount > 1 && !rec.Fresh && !bug.AmnesiaVotes,
-	}
-	if rec.Checkpoint.Op > 0 {
-		g.checkpointSum = rec.State.CheckpointChecksum
 	}
 	r, clock := deps.Rand, &g.clock
 	g.clock = timerClock{now: rec.Tick, stage: -1}
@@ -446,8 +446,11 @@ func (g *Group) stateDurable() bool {
 // persist makes (view, log_view, commit_max, checkpoint) durable if it is
 // not, then resumes whatever was waiting for it.
 func (g *Group) persist() {
+	// A checkpoint wait runs after a state write: an install of the
+	// checkpoint the superblock already records (a lost one, received
+	// again) writes the same record once more.
 	if g.writing || (g.stateDurable() && g.durable.CommitMax >= g.commitMax && !g.unwritten &&
-		g.durable.CheckpointOp == g.checkpointOp) {
+		g.durable.CheckpointOp == g.checkpointOp && g.durable.CheckpointChecksum == g.checkpointSum && len(g.checkpointWait) == 0) {
 		return
 	}
 	s := g.durable
@@ -459,8 +462,12 @@ func (g *Group) persist() {
 			panic("vsr: a state write completed out of order")
 		}
 		g.writing = false
+		freed := s.CheckpointOp > g.durable.CheckpointOp
 		g.durable, g.unwritten = s, false
 		g.checkpointRecorded()
+		if freed {
+			g.ringFreed()
+		}
 		g.onStateDurable()
 		g.persist() // the state may have moved on while this write was in flight
 	})
@@ -487,7 +494,8 @@ func (g *Group) Checkpoint(op uint64, checksum wire.U128, done func()) {
 // and above the checkpoint recorded now; it is committed (a checkpoint is of
 // applied ops), so commit_max rises to it. done runs after, installed or not.
 func (g *Group) Install(ref CheckpointRef, checksum wire.U128, install func(), done func(installed bool)) {
-	if ref.Op <= g.commitMin || ref.Op <= g.checkpointOp || ref.Identity.IsZero() || checksum.IsZero() {
+	if ref.Op <= g.StateTransferNeed() || ref.Identity.IsZero() || checksum.IsZero() ||
+		ref.Op == g.checkpointOp && checksum != g.checkpointSum {
 		panic(fmt.Sprintf("vsr: replica %d: install of checkpoint %d (identity %s) with commit_min %d and checkpoint %d",
 			g.cfg.Replica, ref.Op, ref.Identity, g.commitMin, g.checkpointOp))
 	}
@@ -541,6 +549,35 @@ func (g *Group) installCheckpoint(ref CheckpointRef) {
 // CheckpointOp returns the op of the checkpoint the superblock records (or
 // is about to).
 func (g *Group) CheckpointOp() uint64 { return g.checkpointOp }
+
+// StateTransferNeed is the op an installed checkpoint must be above: the
+// applied op, or, while the recorded checkpoint is above it (it could not
+// be read back at recovery, and the ring no longer holds the ops it
+// covers), the op below that checkpoint: the same checkpoint, received from
+// a peer, is of use (replicas at one op hold identical bytes).
+func (g *Group) StateTransferNeed() uint64 {
+	if g.commitMin < g.checkpointOp {
+		return g.checkpointOp - 1
+	}
+	return g.commitMin
+}
+
+// ringFreed: a durable checkpoint moved up, and with it the ops the
+// journal's ring may hold (Journal.AdmitsThrough). What waited for a slot
+// goes on: the primary's queued requests, a new primary's start of view,
+// a backup's repair of the prepares it dropped.
+func (g *Group) ringFreed() {
+	switch g.status {
+	case StatusNormal:
+		if g.IsPrimary() {
+			g.proposeQueued()
+		}
+		g.requestRepair()
+		g.commitJournal()
+	case StatusViewChange:
+		g.tryStartView()
+	}
+}
 
 // checkpointRecorded runs, in order, the dones of the checkpoints the
 // durable superblock now covers.

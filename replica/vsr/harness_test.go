@@ -2,6 +2,7 @@ package vsr
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -95,7 +96,7 @@ func testConfig(id uint8, n int) Config {
 	t.NormalHeartbeatTicks = 200
 	t.ViewChangeStatusTicks = 200
 	return Config{Cluster: wire.ClusterID("vsr-test"), Group: wire.MetadataGroup, Replica: id, ReplicaCount: uint8(n),
-		PipelineMax: 4, RequestQueueMax: 8, RepairChunkMax: 8, JournalSlots: 4096, Timeouts: t}
+		PipelineMax: 4, RequestQueueMax: 8, RepairChunkMax: 8, Timeouts: t}
 }
 
 func (r *replica) start(fresh bool) {
@@ -386,6 +387,9 @@ type durableJournal struct {
 	// evicted: every op at or below it is no longer served (a test's model
 	// of a journal that dropped what a checkpoint covers).
 	evicted uint64
+	// ringSlots, when set, makes the journal a ring of that many slots: it
+	// admits no op above the durable checkpoint plus the ring.
+	ringSlots uint64
 	// recordedHead: the log head a test says the superblock recorded with
 	// durableState (Recovered.LogHead), when recordedHeadKnown.
 	recordedHead      uint64
@@ -458,6 +462,22 @@ func (j *durableJournal) Append(frame []byte, done func()) {
 func (j *durableJournal) Frame(op uint64) ([]byte, bool) { f, ok := j.frames[op]; return f, ok }
 
 func (j *durableJournal) RetainedFrom() uint64 { return j.evicted + 1 }
+
+// Admits admits every op up to AdmitsThrough: the test journal is a map,
+// which a test may bound like a ring (ringSlots).
+func (j *durableJournal) Admits(op uint64) Admission {
+	if op > j.AdmitsThrough() {
+		return AdmitAfterCheckpoint
+	}
+	return Admitted
+}
+
+func (j *durableJournal) AdmitsThrough() uint64 {
+	if j.ringSlots == 0 {
+		return math.MaxUint64
+	}
+	return j.durableState.CheckpointOp + j.ringSlots
+}
 
 func (j *durableJournal) Durable(op uint64) bool {
 	f, ok := j.frames[op]

@@ -2,6 +2,7 @@ package vsr
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/iggy-vopr/vopr/replica/wire"
 )
@@ -127,6 +128,12 @@ func (j *MemJournal) Purge(throughOp uint64) {
 	}
 	j.purged = max(j.purged, throughOp)
 }
+
+// Admits admits every op: a memory journal has no ring to wrap.
+func (j *MemJournal) Admits(uint64) Admission { return Admitted }
+
+// AdmitsThrough is unbounded: a memory journal has no ring to wrap.
+func (j *MemJournal) AdmitsThrough() uint64 { return math.MaxUint64 }
 
 // RetainedFrom is the lowest op not purged.
 func (j *MemJournal) RetainedFrom() uint64 { return j.purged + 1 }

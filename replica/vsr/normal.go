@@ -25,10 +25,11 @@ type ProposeResult uint8
 const (
 	// Proposed: the prepare is built, journaled and on its way.
 	Proposed ProposeResult = iota + 1
-	// Queued: the pipeline is full; the request waits in the request queue.
+	// Queued: the pipeline is full, or the journal's ring cannot take the
+	// next op until a checkpoint frees its slot; the request waits in the
+	// request queue.
 	Queued
-	// Refused: not a Normal primary, both queues full, or the journal would
-	// wrap (backpressure until checkpoints exist).
+	// Refused: not a Normal primary, or both queues full.
 	Refused
 )
 
@@ -38,7 +39,7 @@ func (g *Group) Propose(p Proposal) ProposeResult {
 	if !g.IsPrimary() || !g.stateDurable() {
 		return Refused
 	}
-	if len(g.pipeline) >= g.cfg.PipelineMax || len(g.requests) > 0 {
+	if len(g.pipeline) >= g.cfg.PipelineMax || len(g.requests) > 0 || !g.admitsNext() {
 		if len(g.requests) >= g.cfg.RequestQueueMax {
 			return Refused
 		}
@@ -47,10 +48,6 @@ func (g *Group) Propose(p Proposal) ProposeResult {
 		p.Body = append([]byte(nil), p.Body...)
 		g.requests = append(g.requests, p)
 		return Queued
-	}
-	if g.op+1 >= g.cfg.JournalSlots {
-		g.probe("journal full: backpressure")
-		return Refused
 	}
 	if !g.prepare(p) {
 		return Refused
@@ -141,6 +138,17 @@ func (g *Group) identityOf(op uint64) wire.U128 {
 func (g *Group) journalAppend(frame []byte) {
 	h := wire.HeaderOf(frame)
 	op, identity, view := u64op(h), h.Checksum(), g.view
+	switch g.deps.Journal.Admits(op) {
+	case AdmitAfterCheckpoint:
+		// The ring wraps only over ops a durable checkpoint covers: the
+		// prepare stays unjournaled (unacknowledged) and comes again, by
+		// retransmission or repair, once the checkpoint frees its slot.
+		g.probe("journal wrap: a prepare waits for a checkpoint to free its slot")
+		return
+	case AdmitNever:
+		g.probe("journal wrap: a prepare's slot already held a newer op")
+		return
+	}
 	g.appending[op] = identity
 	delete(g.leftover, op)
 	g.deps.Journal.Append(frame, func() {
@@ -392,13 +400,36 @@ func (g *Group) commitPipeline() {
 	if len(g.pipeline) == 0 {
 		g.prepareTimeout.stop()
 	}
-	for len(g.requests) > 0 && len(g.pipeline) < g.cfg.PipelineMax && g.op+1 < g.cfg.JournalSlots && g.IsPrimary() {
+	g.proposeQueued()
+}
+
+// proposeQueued prepares the queued requests the pipeline and the journal's
+// ring have room for.
+func (g *Group) proposeQueued() {
+	for len(g.requests) > 0 && len(g.pipeline) < g.cfg.PipelineMax && g.IsPrimary() && g.admitsNext() {
 		p := g.requests[0]
 		g.requests = g.requests[1:]
 		if !g.prepare(p) {
 			g.probe("queued request dropped: the plane refused to stamp it")
 		}
 	}
+}
+
+// admitsNext reports whether the journal may write the next op: the ring
+// holds the ops above the durable checkpoint, and a primary prepares no op
+// whose slot is still needed (journal backpressure, which the next durable
+// checkpoint lifts).
+func (g *Group) admitsNext() bool {
+	switch g.deps.Journal.Admits(g.op + 1) {
+	case Admitted:
+		return true
+	case AdmitNever:
+		g.probe("journal wrap: the primary's next slot already held a newer op")
+		g.needStateTransfer(g.repairPeerFor(), g.op+1)
+		return false
+	}
+	g.probe("journal wrap: backpressure until a checkpoint frees the next slot")
+	return false
 }
 
 // commitJournal applies, in order, every op up to commit_max whose
@@ -421,6 +452,14 @@ func (g *Group) commitJournal() {
 			if held {
 				// consensus.md trap "commit walk without identity check".
 				g.probe("commit walk met another prepare at the op: repaired, not applied")
+			}
+			if !held && g.deps.Journal.Admits(op) == AdmitNever {
+				// The op's slot held a newer op: the replica restarted from
+				// below a checkpoint it could not read back, and its ring
+				// wrapped past the op. No repair can land it; a state
+				// transfer to the lost checkpoint or above can.
+				g.probe("commit walk met an op its ring wrapped past: state transfer")
+				g.needStateTransfer(g.repairPeerFor(), op)
 			}
 			g.requestRepair()
 			return

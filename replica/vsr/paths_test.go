@@ -11,24 +11,27 @@ import (
 // Scripted tests for rare paths the campaigns reach seldom or never: each
 // asserts that its probe fires and what the path must do.
 
-// TestBackpressureRefusesAWrappingOp: until checkpoints exist every op may
-// still be needed to rebuild a restarted replica, so the ring must not wrap:
-// slot k holds op k and nothing else, which is also what lets recovery name
-// the op of an unreadable slot (replica/journal.go, recoveredHead). With 8
-// slots a primary prepares ops 1..7 and no op from 8 on ("Refused"), whether
-// the request finds the pipeline free or waits in the request queue.
-func TestBackpressureRefusesAWrappingOp(t *testing.T) {
+// TestBackpressureHoldsAWrappingOpUntilACheckpoint: the journal's ring
+// holds the ops above the durable checkpoint, so a primary prepares no op
+// whose slot holds one of them (DEVIATIONS.md 18). With 8 slots and no
+// checkpoint it prepares ops 1..8 and queues the rest; once every replica's
+// checkpoint at op 4 is durable, ops 9..12 may reuse slots 1..4, and the
+// queue drains into them.
+func TestBackpressureHoldsAWrappingOpUntilACheckpoint(t *testing.T) {
 	const slots = 8
 	for _, n := range []int{1, 3} {
 		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
-			c := newTunedCluster(t, n, 31, func(cfg *Config) { cfg.JournalSlots = slots })
+			c := newCluster(t, n, 31)
+			for _, r := range c.replicas {
+				r.journal.ringSlots = slots
+			}
 			p := c.replicas[0]
 			propose := func(req uint64) ProposeResult {
 				return p.group.Propose(Proposal{Client: wire.U128From64(5), Request: req, Body: []byte{byte(req)}})
 			}
 			// A full pipeline (4) and a queue behind it: the queue drains
-			// into the pipeline only up to the last free slot.
-			for req := uint64(1); req <= 9; req++ {
+			// into the pipeline only up to the ring's last free slot.
+			for req := uint64(1); req <= 10; req++ {
 				want := Proposed
 				if req > 4 {
 					want = Queued
@@ -39,26 +42,35 @@ func TestBackpressureRefusesAWrappingOp(t *testing.T) {
 			}
 			c.settle()
 			c.tick(0, 80)
-			if p.group.Op() != slots-1 || !c.committedEverywhere(slots-1) {
+			if p.group.Op() != slots || !c.committedEverywhere(slots) {
 				c.dump()
-				t.Fatalf("head %d, want ops 1..%d prepared and committed", p.group.Op(), slots-1)
+				t.Fatalf("head %d, want ops 1..%d prepared and committed", p.group.Op(), slots)
 			}
 			if got := len(p.group.requests); got != 2 {
-				t.Fatalf("%d requests still queued, want the 2 whose ops would wrap", got)
+				t.Fatalf("%d requests still queued, want the 2 whose ops would overwrite uncovered slots", got)
 			}
-			// With the queue empty and the pipeline free, a request is
-			// refused outright.
-			p.group.requests = nil
-			if got := propose(10); got != Refused {
-				t.Fatalf("request for op %d (slot %d): %v, want refused", slots, slots%slots, got)
-			}
-			if c.probes["journal full: backpressure"] == 0 {
+			if c.probes["journal wrap: backpressure until a checkpoint frees the next slot"] == 0 {
 				t.Fatal("no backpressure probe")
 			}
 			for key := range c.prepared {
-				if key[1] >= slots {
-					t.Fatalf("op %d was prepared: it reuses slot %d", key[1], key[1]%slots)
+				if key[1] > slots {
+					t.Fatalf("op %d was prepared before a checkpoint: it reuses slot %d", key[1], key[1]%slots)
 				}
+			}
+			// Every replica checkpoints op 4: the queued requests take ops 9
+			// and 10, in slots 1 and 2.
+			recorded := 0
+			for _, r := range c.replicas {
+				r.group.Checkpoint(4, wire.U128From64(44), func() { recorded++ })
+			}
+			c.settle()
+			c.tick(0, 80)
+			if recorded != n {
+				t.Fatalf("%d checkpoints recorded, want %d", recorded, n)
+			}
+			if p.group.Op() != slots+2 || !c.committedEverywhere(slots+2) || len(p.group.requests) != 0 {
+				c.dump()
+				t.Fatalf("head %d with %d requests queued, want ops up to %d committed", p.group.Op(), len(p.group.requests), slots+2)
 			}
 		})
 	}

@@ -129,7 +129,9 @@ func nthOf(set uint64, k int) uint8 {
 // downwards); otherwise (a backup behind its primary) it starts at the
 // lowest missing op.
 func (g *Group) missingRange() (lo, hi uint64, ok bool) {
-	top := max(g.op, g.commitMax)
+	// Ops the ring cannot hold yet are not asked for: their frames would
+	// be dropped (journalAppend) until a checkpoint frees their slots.
+	top := min(max(g.op, g.commitMax), g.deps.Journal.AdmitsThrough())
 	chunk := uint64(g.cfg.RepairChunkMax)
 	lowest := uint64(0)
 	for op := g.commitMin + 1; op <= top; op++ {
@@ -446,4 +448,22 @@ func (g *Group) onRepairReply(from uint8, h *wire.Header) {
 	if progressed {
 		g.requestRepair()
 	}
+}
+
+// repairPeerFor names a peer to ask for state: the primary of the view
+// when this replica is a backup, else the next replica.
+func (g *Group) repairPeerFor() uint8 {
+	if !g.IsPrimary() {
+		return g.Primary()
+	}
+	return (g.cfg.Replica + 1) % g.cfg.ReplicaCount
+}
+
+// needStateTransfer tells the replica that only a state transfer lets the
+// group past op (Deps.StateTransfer).
+func (g *Group) needStateTransfer(peer uint8, op uint64) {
+	if g.deps.StateTransfer == nil || g.cfg.ReplicaCount == 1 || peer == g.cfg.Replica {
+		return
+	}
+	g.deps.StateTransfer(peer, op)
 }

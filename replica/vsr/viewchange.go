@@ -819,6 +819,15 @@ func (g *Group) reconcileThen(next func()) {
 	var headers []wire.Header
 	for op := g.commitMin + 1; op <= g.op; op++ {
 		if c, ok := g.canon[op]; ok {
+			if g.deps.Journal.Admits(op) != Admitted {
+				// Its slot still holds an op above the durable checkpoint:
+				// the header is recorded once a checkpoint frees the slot,
+				// when the op itself is journaled. Meanwhile the op is
+				// unacknowledged here, which its slot's older header says
+				// (the journal nacks it, rightly).
+				g.probe("reconcile leaves an op its ring cannot hold yet")
+				continue
+			}
 			headers = append(headers, c)
 			if f, held := g.deps.Journal.Frame(op); held && wire.HeaderOf(f).Checksum() != c.Checksum() {
 				// The journal holds another prepare at a canonical op (one a
