@@ -47,6 +47,7 @@ canary_segment_lost_flush       129 segment log incomplete
 canary_no_restamp               128 the core did not converge
 canary_install_unchecked        129 checkpoints differ|non-linearizable reply|divergent commit|replica panic
 canary_checkpoint_at_commit_max 129 checkpoint of an op not applied|checkpoints differ|replica panic
+canary_slots_reused_early       129 journal slot reused early|committed op lost
 '
 
 GO=${GO:-go}

@@ -266,5 +266,12 @@ func Suite() []Canary {
 			Outcome: sim.Correctness,
 			Expect:  []string{"checkpoint of an op not applied", "checkpoints differ", "replica panic"},
 		},
+		{
+			Tag:     "canary_slots_reused_early",
+			Site:    "replica/journal/journal.go Covered",
+			Breaks:  "the journal's ring reuses a slot once a checkpoint covering its op is requested, before the superblock records it",
+			Outcome: sim.Correctness,
+			Expect:  []string{"journal slot reused early", "committed op lost"},
+		},
 	}
 }

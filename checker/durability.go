@@ -40,6 +40,9 @@ type Disks interface {
 	// find recorded (0: none): the ops at or below it are in r's durable
 	// state, and their journal slots may hold newer ops.
 	DurableCheckpoint(r uint8) (uint64, error)
+	// JournalSlots returns the size of r's journal ring: op k lives in slot
+	// k % JournalSlots.
+	JournalSlots(r uint8) uint64
 }
 
 // SetDisks lets the checker read the replicas' durable images.
@@ -178,7 +181,21 @@ func (c *Checker) acknowledged(r uint8, view uint32, op uint64, id wire.U128, wh
 	c.acks[ackKey{r, op}] = ackRecord{id: id, atNs: c.nowNs, view: view}
 	c.ackMax[r] = max(c.ackMax[r], op)
 	c.note("replica %d acknowledged op %d %s in view %d", r, op, id, view)
-	if c.disks == nil || c.disks.HoldsAcknowledged(r, op, id) || c.disks.Misdirected(r, op) {
+	if c.disks == nil {
+		return
+	}
+	if slots := c.disks.JournalSlots(r); op > slots {
+		// The ring reuses a slot only once the durable checkpoint covers
+		// the op it held (DEVIATIONS.md 18): else a restart replays that op
+		// from a slot that no longer holds it.
+		if covered, err := c.disks.DurableCheckpoint(r); err == nil && op-slots > covered {
+			c.fail(Violation{Name: SlotReusedEarly, Replicas: []uint8{r}, Ops: []uint64{op, op - slots},
+				Detail: fmt.Sprintf("replica %d sent %s for op %d in view %d, journaled in the slot of op %d, but its durable checkpoint is op %d: a restart now would replay op %d from a slot that no longer holds it",
+					r, what, op, view, op-slots, covered, op-slots)})
+			return
+		}
+	}
+	if c.disks.HoldsAcknowledged(r, op, id) || c.disks.Misdirected(r, op) {
 		return
 	}
 	if other, ok := c.disks.DurablePrepare(r, op); ok && other != id {

@@ -19,6 +19,7 @@ type fakeDisks struct {
 	misdirects map[slotKey]bool
 	faultable  map[slotKey]bool
 	checkpoint map[uint8]uint64 // the durable checkpoint op
+	slots      uint64           // the journal ring (0: far above any op)
 }
 
 type slotKey struct {
@@ -37,6 +38,13 @@ func (d *fakeDisks) HoldsAcknowledged(r uint8, op uint64, id wire.U128) bool {
 }
 
 func (d *fakeDisks) DurableCheckpoint(r uint8) (uint64, error) { return d.checkpoint[r], nil }
+
+func (d *fakeDisks) JournalSlots(uint8) uint64 {
+	if d.slots == 0 {
+		return 1 << 20
+	}
+	return d.slots
+}
 
 func (d *fakeDisks) DurableView(r uint8) (uint32, uint32, error) {
 	v := d.view[r]
@@ -405,6 +413,41 @@ func TestReconcileBelowAnAckOfItsOwnView(t *testing.T) {
 			f.c.Sent(f.tick(), 1, prepareOk(tc.ackView, 1, p))
 			f.group(1, vsr.Event{Kind: vsr.EventReconciled, View: tc.logView, Op: p.op() - 1})
 			wantOutcome(t, f, tc.want, 1, p.op())
+		})
+	}
+}
+
+// TestSlotReusedEarly: an acknowledgement of an op whose journal slot held
+// an op the replica's durable checkpoint does not cover is "journal slot
+// reused early" (a restart would replay that op from a slot that lost it);
+// once the checkpoint covers it, the reuse is the ring's normal wrap.
+func TestSlotReusedEarly(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		covered bool
+		want    string
+	}{
+		{"covered by the durable checkpoint", true, ""},
+		{"above the durable checkpoint", false, checker.SlotReusedEarly},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, d, p := proposedOnDisks(t)
+			if p.op() < 2 {
+				t.Fatalf("the proposal is op %d: no slot below it to reuse", p.op())
+			}
+			d.slots = p.op() - 1 // the op's slot held op 1
+			if tc.covered {
+				d.checkpoint = map[uint8]uint64{1: 1}
+			}
+			f.c.Sent(f.tick(), 1, prepareOk(0, 1, p))
+			if tc.want == "" {
+				wantPass(t, f)
+				return
+			}
+			v := wantViolation(t, f, tc.want)
+			if !slices.Equal(v.Replicas, []uint8{1}) || !slices.Equal(v.Ops, []uint64{p.op(), 1}) {
+				t.Fatalf("evidence %v %v, want replica 1, ops %d and 1", v.Replicas, v.Ops, p.op())
+			}
 		})
 	}
 }

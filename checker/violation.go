@@ -33,6 +33,7 @@ const (
 	SnapshotWrong        = "snapshot differs from the model"      // a checkpoint's snapshot does not hold the state the checker's model had at its op
 	InstallBehind        = "state installed below the applied op" // a state transfer installed a state at or below an op the replica had applied
 	InstallUncommitted   = "state installed above the commit"     // a state transfer installed a state at an op no replica committed
+	SlotReusedEarly      = "journal slot reused early"            // a replica acknowledged an op whose slot held an op its durable checkpoint does not cover
 )
 
 // Violation is one broken invariant with its evidence.

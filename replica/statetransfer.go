@@ -213,8 +213,8 @@ func (r *Replica) prepareInstall(f *transfer.Fetch) {
 }
 
 // tryInstall makes a pending install durable, when the checkpoint store is
-// free and the group is Normal (a view change's merge reasons about
-// commit_min, which the install moves): the snapshot is written as this
+// free and the group is Normal or catching up to a StartView it holds (a
+// view change's merge reasons about commit_min, which the install moves): the snapshot is written as this
 // replica's checkpoint, the superblock records it, and then the state is
 // swapped in at once (vsr.Group.Install). A crash before the superblock
 // write leaves the old checkpoint, after it the new one.
@@ -229,7 +229,7 @@ func (r *Replica) tryInstall() {
 		r.probe("state transfer no longer needed: the replica caught up")
 		return
 	}
-	if r.checkpoints.Busy() || r.metadata.Status() != vsr.StatusNormal {
+	if r.checkpoints.Busy() || r.metadata.Status() != vsr.StatusNormal && !r.metadata.CatchingUp() {
 		return
 	}
 	t.pending, t.busy = nil, true

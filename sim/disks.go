@@ -47,6 +47,9 @@ func (d *clusterDisks) DurableView(r uint8) (view, logView uint32, err error) {
 	return diskread.DurableView(d.geo[r], d.dev(r).PeekDurable)
 }
 
+// JournalSlots implements checker.Disks.
+func (d *clusterDisks) JournalSlots(r uint8) uint64 { return d.cfg[r].SlotCount }
+
 // DurableCheckpoint implements checker.Disks.
 func (d *clusterDisks) DurableCheckpoint(r uint8) (uint64, error) {
 	return diskread.DurableCheckpoint(d.geo[r], d.dev(r).PeekDurable)

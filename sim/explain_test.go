@@ -151,20 +151,28 @@ func TestEvictedOpsExplainTheStall(t *testing.T) {
 	}
 }
 
-// TestCommittedBodyLostBeyondTheBoundExplainsTheStall scripts swarm seed
+// TestMemoryLossBeyondTheBoundExplainsTheStall scripts swarm seed
 // 15397073285662094362 (no memory-loss bound): both replicas that had
-// committed partition group 3's op 1 restarted, and the primary of the new
-// view knew the op by header alone. Nobody can repair it: beyond the bound
-// that stall is explained (and counted), not failed.
-func TestCommittedBodyLostBeyondTheBoundExplainsTheStall(t *testing.T) {
+// committed partition group 3's op 1 restarted and lost their memory
+// journals. Beyond the bound that stall is explained (and counted), not
+// failed. When the seed was found the new view's primary knew the op by
+// header alone ("no core replica's memory journal holds its prepare");
+// since checkpoints wait for the store instead of being skipped (issue 13)
+// the timing moves, and the group stalls one step earlier, without a
+// view-change quorum of replicas with memory. A search of 3,000 seeds
+// found no new one for the first explanation, so both are accepted.
+func TestMemoryLossBeyondTheBoundExplainsTheStall(t *testing.T) {
 	o := Swarm(15397073285662094362)
 	// The world of the seed as found, before the nemeses were drawn (the
-	// view-change fault nemesis turns random partitions off).
+	// view-change fault nemesis turns random partitions off), and as the
+	// swarm drew its checkpoints then, before it drew journal rings.
 	o.StaleAnswers, o.ViewChangeFaults, o.PartitionMode = false, false, network.PartitionUniformSize
+	o.CheckpointInterval, o.JournalSlots, o.ChunkCorruptProbability = 69, 0, 0.270588
 	res := Run(o, nil)
-	if res.Outcome != Pass || res.Liveness != LivenessExplained ||
-		!strings.Contains(res.Explanation, "no core replica's memory journal holds its prepare") {
-		t.Fatalf("outcome %v, liveness %v, explanation %q, violation %q: want the lost body explained",
+	lost := regexp.MustCompile(`^beyond the memory-loss bound, 1 partition groups cannot elect: partition group 3: ` +
+		`(op 1 is committed, and no core replica's memory journal holds its prepare|1 core replicas lost its memory journal and withhold their votes)`)
+	if res.Outcome != Pass || res.Liveness != LivenessExplained || !lost.MatchString(res.Explanation) {
+		t.Fatalf("outcome %v, liveness %v, explanation %q, violation %q: want the memory loss explained",
 			res.Outcome, res.Liveness, res.Explanation, res.Violation)
 	}
 }

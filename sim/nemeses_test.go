@@ -106,7 +106,7 @@ func TestViewChangeFaultsReachTheRarerMergeRules(t *testing.T) {
 // least one must reach it.
 func TestLivenessLiftsTheRequestsAHeadRoundHeld(t *testing.T) {
 	reached := 0
-	for _, seed := range []uint64{5551374, 5551985, 5552231, 5552324, 5552536} {
+	for _, seed := range []uint64{5551094, 5551719, 5551988, 5552251, 5552315} {
 		o := Swarm(seed)
 		o.ViewChangeFaults, o.PartitionMode = true, network.PartitionNone
 		r := Run(o, nil)

@@ -226,14 +226,26 @@ func Swarm(seed uint64) Options {
 	if o.ViewChangeFaults && !o.Rollback {
 		o.PartitionMode = network.PartitionNone
 	}
-	// Drawn last: the checkpoint interval, 4 to 128 ops (log-uniform), far
-	// below the profile's 256, so that a seed's few hundred ops take
-	// several checkpoints and its restarts restore them. The journal's ring
-	// keeps the profile's 4096 slots: -journal-slots sets a small one (the
-	// swarm does not draw it yet: a backup whose ring cannot hold a
-	// StartView's log still goes Normal with a durable log_view whose log
-	// it lacks, VOPR seed 7000112 with -journal-slots 18).
-	o.CheckpointInterval = int(math.Round(4 * math.Pow(32, r.Float64())))
+	// Drawn last: the checkpoint interval, 4 to 32 ops in three seeds of
+	// four and up to 128 in the rest (log-uniform), far below the
+	// profile's 256, so that a seed's few dozen to few hundred ops take
+	// several checkpoints, wrap the journal's ring and restore them.
+	spread := 8.0
+	if r.IntN(4) == 0 {
+		spread = 32
+	}
+	o.CheckpointInterval = int(math.Round(4 * math.Pow(spread, r.Float64())))
+	// Drawn last: the journal's ring, from the smallest the interval and
+	// the pipeline allow (replica.JournalSlotsMin) to 1024 slots. Seven
+	// seeds in eight stay within twice the smallest, so that a seed's ops
+	// wrap it several times; the rest reach up to 1024 (wrapped by long
+	// runs).
+	lo := JournalSlotsMin(o.CheckpointInterval, replica.SimulationProfile().PipelineMax)
+	hi := 2 * lo
+	if r.IntN(8) == 0 {
+		hi = 1024
+	}
+	o.JournalSlots = int(math.Round(float64(lo) * math.Pow(float64(max(hi, lo))/float64(lo), r.Float64())))
 	// Drawn last: a third of the seeds flip a bit of a StateChunk's body
 	// in 5% to 30% of those sent, which only the receiver's whole-artifact
 	// checksum catches.
@@ -263,15 +275,16 @@ func (o *Options) NoFaults() {
 const LongSafetyTicks = 3_000_000
 
 // LongRequestsMax is the request count of a long run whose clients fit the
-// client table: below the profile's 4096-slot ring (each request is one op
-// and each client's Register one more), which the swarm's runs do not wrap
-// yet (see Swarm).
+// client table: each request is one op and each client's Register one
+// more. The journal's ring wraps (the swarm draws its size), so the count
+// bounds only the run's length.
 const LongRequestsMax = 3500
 
 // LongRequests is the request count of a long run with clients clients.
 // With more clients than the client table's slots, sessions get evicted
 // and an evicted client registers again, which costs an op too: at most
-// one Register per request it sends, so the cap halves.
+// one Register per request it sends, so the cap halves (keeping a run's
+// length close to that of one whose clients fit).
 func LongRequests(clients int) int {
 	if clients > replica.SimulationProfile().ClientTableMax {
 		return LongRequestsMax / 2

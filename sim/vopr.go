@@ -1032,6 +1032,13 @@ func (v *vopr) explain() string {
 				held = true
 				break
 			}
+			// A core replica whose durable checkpoint covers the op holds
+			// it in its state: a state transfer carries a replica past it
+			// (its ring may have reused the op's slot).
+			if covered, err := v.c.disks.DurableCheckpoint(uint8(i)); err == nil && covered >= op && rn.Replica().Metadata().CommitMin() >= op {
+				held = true
+				break
+			}
 		}
 		if !held {
 			if r, ok := v.mustHold(op, h.Checksum()); ok {
@@ -1065,6 +1072,9 @@ func (v *vopr) mustHold(op uint64, id wire.U128) (uint8, bool) {
 			continue
 		}
 		if acked, ok := v.c.Checker.Acknowledged(r, op); ok && acked == id && !v.c.disks.Faultable(r, op) && !v.c.disks.Misdirected(r, op) {
+			if covered, err := v.c.disks.DurableCheckpoint(r); err == nil && covered >= op {
+				continue // its ring may reuse the slot: the checkpoint holds the op
+			}
 			return r, true
 		}
 	}

@@ -220,11 +220,13 @@ func apply(s state, x input, op, timestamp uint64) (step, bool) {
 	return step{state: newState(m), reply: reply, operation: committedOp}, true
 }
 
-// searchSliceMax bounds one porcupine search. A linearizable history of a
-// swarm seed is found so in milliseconds; proving a history illegal means
-// searching every order, which can take longer than any budget, so Check
-// then looks for the shortest illegal prefix instead.
-const searchSliceMax = 5 * time.Second
+// searchSliceMin is the least wall time one porcupine search gets. A
+// linearizable history of a swarm seed is found in milliseconds to a few
+// seconds (a history with many indefinite operations takes longest);
+// proving a history illegal means searching every order, which can take
+// longer than any budget, so Check gives the whole history half of its
+// timeout (at least this) and then looks for the shortest illegal prefix.
+const searchSliceMin = 5 * time.Second
 
 // Check runs porcupine over the history with the model of limits, within
 // timeout of wall time (0: as long as it takes). It searches the whole
@@ -242,11 +244,12 @@ func Check(invocations []workload.Invocation, completions []workload.Completion,
 	}
 	model := Model(limits)
 	start := time.Now()
+	sliceMax := max(searchSliceMin, timeout/2)
 	slice := func() time.Duration {
 		if timeout == 0 {
-			return searchSliceMax
+			return sliceMax
 		}
-		return max(min(timeout-time.Since(start), searchSliceMax), time.Millisecond)
+		return max(min(timeout-time.Since(start), sliceMax), time.Millisecond)
 	}
 	v.Result = porcupine.CheckOperationsTimeout(model, ops, slice())
 	if v.Result == porcupine.Ok {

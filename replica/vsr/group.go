@@ -149,7 +149,9 @@ type Group struct {
 
 	vc       viewChange
 	recovery recoveryState
-	repair   repairState
+	// catchUp: a StartView held until the journal's ring can hold its log.
+	catchUp *catchUp
+	repair  repairState
 	// repairSilent: peers whose last repair request timed out and that
 	// have sent nothing since; the rotation skips them while another peer
 	// remains, so a peer that is down costs one repair timeout, not one per
@@ -431,6 +433,9 @@ func (g *Group) setStatus(s Status, view uint32) {
 	}
 	changed := s != g.status || view != g.view
 	g.status, g.view = s, view
+	if s != StatusRecovering || g.catchUp != nil && g.catchUp.view < view {
+		g.catchUp = nil
+	}
 	if changed {
 		g.emit(Event{Kind: EventStatus, Status: s, View: view, LogView: g.logView, Op: g.op, Commit: g.commitMax})
 	}
@@ -576,6 +581,8 @@ func (g *Group) ringFreed() {
 		g.commitJournal()
 	case StatusViewChange:
 		g.tryStartView()
+	case StatusRecovering:
+		g.resumeCatchUp()
 	}
 }
 

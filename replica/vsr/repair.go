@@ -40,6 +40,10 @@ func (g *Group) requestRepair() {
 		if g.vc.merged == nil {
 			return
 		}
+	case StatusRecovering:
+		if g.catchUp == nil {
+			return
+		}
 	default:
 		return
 	}
@@ -209,7 +213,7 @@ func (g *Group) sendRepairRequest(peer uint8, from, to uint64) {
 // onRepairTimeout: the repair stalled; ask again, another peer in turn.
 func (g *Group) onRepairTimeout() {
 	if !g.repair.active {
-		if _, _, ok := g.missingRange(); !ok || g.status == StatusRecovering {
+		if _, _, ok := g.missingRange(); !ok || g.status == StatusRecovering && g.catchUp == nil {
 			g.repairTimeout.stop()
 			return
 		}
@@ -366,7 +370,7 @@ func (g *Group) acceptRepaired() {
 		}
 	}
 	g.extendCanonDown()
-	if g.status == StatusNormal {
+	if g.status == StatusNormal || g.catchUp != nil {
 		g.sendAcks()
 		g.commitJournal()
 	} else {
@@ -406,7 +410,7 @@ func (g *Group) checkRepaired(op uint64, identity wire.U128) repairVerdict {
 		}
 		return repairReject
 	}
-	if g.status == StatusNormal && !g.IsPrimary() && g.repair.peer == g.Primary() && op <= g.commitMax {
+	if (g.status == StatusNormal || g.catchUp != nil) && !g.IsPrimary() && g.repair.peer == g.Primary() && op <= g.commitMax {
 		return repairAccept // the primary serves only canonical ops
 	}
 	return repairWait

@@ -844,7 +844,10 @@ func (g *Group) reconcileThen(next func()) {
 	g.emit(Event{Kind: EventReconciled, View: g.view, Op: g.op})
 	g.deps.Journal.Reconcile(g.op, headers, func() {
 		g.vc.reconciling = false
-		if g.view != view {
+		if g.view != view || g.status != StatusViewChange {
+			// A newer view, or a probe for one (a StartView the ring cannot
+			// hold yet sends the replica Recovering to catch up): what this
+			// reconcile adopted is no longer the log to go Normal with.
 			return
 		}
 		next()
@@ -961,6 +964,10 @@ func (g *Group) onStartView(from uint8, frame []byte) {
 
 // installView makes a backup Normal in view with the primary's log.
 func (g *Group) installView(view uint32, op, commit uint64, entries []wire.Header) {
+	if op > g.deps.Journal.AdmitsThrough() {
+		g.startCatchUp(view, op, commit, entries)
+		return
+	}
 	g.vc.reset(g.cfg.ReplicaCount)
 	g.repair.reset()
 	g.status, g.view = StatusViewChange, view // Normal only once reconciled and durable
