@@ -86,6 +86,9 @@ type Checker struct {
 	// invoked (applied by the primary at once), by consumer alone (group
 	// 0). Looked up only.
 	storable map[storeKey]map[uint64]bool
+	// noAck: what the NoAck consumer offset requests invoked may have done
+	// to a partition primary's offsets, outside the log (partition_install.go).
+	noAck noAckOffsets
 
 	violation *Violation
 	recent    [evidenceMax]noteEntry // a ring: event k at k % evidenceMax
@@ -264,6 +267,9 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 		return
 	case replica.EventInstalled:
 		c.installed(e.Replica, e.Op, e.Frame)
+		return
+	case replica.EventPartitionInstalled:
+		c.partitionInstalled(e.Replica, e.PartitionGroup, e.Op, e.Frame, e.Offsets)
 		return
 	}
 	if e.Kind != replica.EventGroup {
@@ -489,6 +495,9 @@ func (c *Checker) Invoke(inv workload.Invocation) {
 	c.invocations[requestKey{inv.ClientID, inv.Request}] = &invocation{inv: inv}
 	if inv.Operation == wire.OperationStoreConsumerOffset {
 		c.noAckStore(inv.Body)
+	}
+	if inv.Operation == wire.OperationStoreConsumerOffset || inv.Operation == wire.OperationDeleteConsumerOffset {
+		c.noAckOffsetRequest(inv.Operation, inv.Body)
 	}
 }
 

@@ -24,7 +24,10 @@
 // reaching the log its sender went Normal with in it, stamping (contiguous offsets,
 // base_timestamp the prepare's, every checksum intact), no phantom batch,
 // no duplicate message outside a retry of its send, and every acknowledged
-// send at the offset it was committed at.
+// send at the offset it was committed at. A partition state transfer
+// (partition_install.go) installs a committed state above what its replica
+// applied, and it is the canonical log's state at its op: the segment log
+// its batches, the consumer offsets what its offset operations stored.
 //
 // What a poll promises (PollMessages, a non-replicated read that whichever
 // replica the client reached serves from its own state), and so all that is

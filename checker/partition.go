@@ -73,6 +73,10 @@ type partitionOp struct {
 	base   uint64 // SendMessages: the batch's base offset
 	count  uint64
 	batch  []byte // SendMessages: the committed (stamped) batch
+	// offsetBody: StoreConsumerOffset, DeleteConsumerOffset: the committed
+	// body (an install's consumer offsets are judged by replaying them,
+	// partition_install.go).
+	offsetBody []byte
 }
 
 // batchRef finds a committed batch by its first message's id (ids are
@@ -189,6 +193,7 @@ func (c *Checker) partitionCommit(l *partitionLog, r uint8, h wire.Header, body 
 		if !c.checkOffsetCommit(l, r, &p, body) {
 			return
 		}
+		entry.offsetBody = append([]byte(nil), body...)
 	}
 	if p.Operation == wire.OperationSendMessages {
 		base, count, ok := c.checkBatch(l, r, &p, body)

@@ -57,6 +57,12 @@ const (
 	// EventInstalled: the replica installed the state at Op that a state
 	// transfer brought (snapshot payload Frame): it applies Op+1 next.
 	EventInstalled
+	// EventPartitionInstalled: the replica installed the state of partition
+	// group PartitionGroup at Op that a partition state transfer brought:
+	// Frame is its segment log (the committed batches from offset 0,
+	// wire.md 8.4) and Offsets its consumer offsets (ICO1, wire.md 8.5); it
+	// applies Op+1 next.
+	EventPartitionInstalled
 )
 
 // Event is one thing a replica reports.
@@ -72,8 +78,11 @@ type Event struct {
 	Reason  wire.EvictionReason
 	Status  uint32
 	Probe   string
-	// PartitionGroup: EventPartitionBuilt's group id.
+	// PartitionGroup: EventPartitionBuilt's and EventPartitionInstalled's
+	// group id.
 	PartitionGroup uint64
+	// Offsets: EventPartitionInstalled's ICO1 artifact.
+	Offsets []byte
 }
 
 // Env is everything a replica needs from the world.

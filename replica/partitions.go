@@ -8,6 +8,7 @@ import (
 	"github.com/iggy-vopr/vopr/replica/clients"
 	"github.com/iggy-vopr/vopr/replica/metadata"
 	"github.com/iggy-vopr/vopr/replica/partition"
+	"github.com/iggy-vopr/vopr/replica/transfer"
 	"github.com/iggy-vopr/vopr/replica/vsr"
 	"github.com/iggy-vopr/vopr/replica/wire"
 )
@@ -64,6 +65,15 @@ type partitionHost struct {
 	// amnesiac counts the groups that lost their memory journal at the
 	// restart and have not caught up since (vsr.Group.Amnesiac).
 	amnesiac int
+
+	// Partition state transfer (partitiontransfer.go): the offers this
+	// replica serves, the groups with a session or an install under way
+	// (sessions), how many of the PartitionTransfersMax places are held,
+	// and the groups waiting for one, in order.
+	server        *transfer.Server
+	sessions      []*partitionGroup
+	transfersHeld int
+	transferQueue []uint64
 }
 
 type dueEntry struct {
@@ -84,6 +94,7 @@ type partitionGroup struct {
 	hasScheduled bool
 	isDirty      bool
 	amnesiac     bool // counted in partitionHost.amnesiac
+	transfer     partitionTransfer
 }
 
 // laterMax bounds the completions one drain may run (each journal append of
@@ -92,7 +103,8 @@ const laterMax = 1 << 20
 
 func newPartitionHost(r *Replica, store *partition.Store, offsets *partition.OffsetStore, segments *partition.SegmentLog, fresh bool) *partitionHost {
 	h := &partitionHost{r: r, store: store, offsets: offsets, segments: segments, groups: make(map[uint64]*partitionGroup),
-		slots: make([]uint64, store.Slots()), freshBoot: fresh, balanced: make(map[[2]uint32]uint64)}
+		slots: make([]uint64, store.Slots()), freshBoot: fresh, balanced: make(map[[2]uint32]uint64),
+		server: transfer.NewServer(transfer.ChunkLen(r.cfg.Profile.FrameSizeMax), partitionOffersMax)}
 	segments.SetFlushed(h.flushed)
 	return h
 }
@@ -338,6 +350,9 @@ func (h *partitionHost) build(ref metadata.PartitionRef) *partitionGroup {
 		Rand:       h.r.env.Rand,
 		RealtimeUs: h.r.env.RealtimeUs,
 		Plane:      g.plane,
+		StateTransfer: func(peer uint8, retained uint64) {
+			h.needPartitionTransfer(g, peer, retained)
+		},
 	}, vsr.Recovered{State: state, Head: 0, Tick: h.now,
 		// A group acts only once its first state is durable (Unwritten), so
 		// a group without a state here never acted here: it starts Normal
@@ -412,6 +427,7 @@ func (h *partitionHost) drop(g *partitionGroup) {
 	delete(h.groups, g.ref.Group)
 	h.slots[g.slot] = 0
 	h.caughtUp(g)
+	h.dropTransfer(g)
 	g.journal.dropped = true
 	h.segments.Drop(g.slot)
 	h.r.probe("partition plane: group dropped: its partition was deleted")
@@ -481,6 +497,7 @@ func (h *partitionHost) tick() {
 		g.group.TickTo(h.now)
 		h.enter(g)
 	}
+	h.tickTransfers()
 	h.drain()
 }
 

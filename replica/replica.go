@@ -128,7 +128,7 @@ func open(cfg Config, env Env, fresh bool, j *journal.Journal, rec *journal.Reco
 	r.bus = bus.New(cfg.busConfig(), env.Peers, env.Rand, r)
 	mj := &metadataJournal{j: j, alloc: r.alloc, probe: r.probe}
 	r.mj = mj
-	r.server = transfer.NewServer(transfer.ChunkLen(cfg.Profile.FrameSizeMax))
+	r.server = transfer.NewServer(transfer.ChunkLen(cfg.Profile.FrameSizeMax), transfer.OffersMax)
 	// The ops a recorded checkpoint covers are not served, whether or not
 	// it could be read back: the ring may have wrapped over them.
 	mj.retainedFrom = rec.State.CheckpointOp + 1

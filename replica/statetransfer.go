@@ -77,6 +77,12 @@ func (r *Replica) abandon() {
 // deliverStateTransfer handles the metadata plane's state-transfer frames
 // (commands 22-25) and reports whether frame was one.
 func (r *Replica) deliverStateTransfer(from uint8, frame []byte) bool {
+	if group, ok := transferGroup(frame); ok && group != wire.MetadataGroup {
+		if r.parts != nil {
+			r.parts.deliverPartitionTransfer(from, group, frame)
+		}
+		return true
+	}
 	h := wire.HeaderOf(frame)
 	switch h.Command() {
 	case wire.CommandRequestStateTransfer:

@@ -26,10 +26,10 @@ type ClientNode struct {
 	OnTimeout  func(workload.Timeout)
 }
 
-func newClientNode(c *Cluster, node network.NodeID, index int, mix *workload.Mix, requests, timeoutTicks int) *ClientNode {
+func newClientNode(c *Cluster, node network.NodeID, index int, mix *workload.Mix, requests, timeoutTicks, thinkTicks int) *ClientNode {
 	cn := &ClientNode{c: c, node: node, index: index}
 	cn.wl = workload.New(workload.Config{Index: index, Replicas: c.Options.Replicas, Requests: requests,
-		TimeoutTicks: timeoutTicks, Rand: c.Streams.Stream(fmt.Sprintf("client.%d", index)), Mix: mix},
+		TimeoutTicks: timeoutTicks, Rand: c.Streams.Stream(fmt.Sprintf("client.%d", index)), Mix: mix, ThinkTicks: thinkTicks},
 		clientNet{cn}, c)
 	c.Net.AddNode(node, false, cn)
 	cn.ticker = kernel.NewTicker(c.Loop, int32(node), cn.wl.Tick)

@@ -36,6 +36,9 @@ type ClusterOptions struct {
 	// ClientTimeoutTicks is how long a client waits for a reply before it
 	// tries the next replica.
 	ClientTimeoutTicks int
+	// ClientThinkTicks is how long a client waits after a request completes
+	// before its next (0: at once).
+	ClientThinkTicks int
 	// RotationWindow gives the replicas the old and new shared secrets in
 	// both orders, as in the middle of a key rotation (needs Auth).
 	RotationWindow bool
@@ -93,8 +96,9 @@ type Cluster struct {
 	// Crashes and Restarts count the process faults.
 	Crashes, Restarts uint64
 	// Checkpoints counts the checkpoints the replicas recorded, and
-	// StateTransfersMetadata the metadata states they installed.
-	Checkpoints, StateTransfersMetadata uint64
+	// StateTransfersMetadata and StateTransfersPartition the states they
+	// installed, by plane.
+	Checkpoints, StateTransfersMetadata, StateTransfersPartition uint64
 	// onPeerFrame, when set, sees every frame a replica receives from a
 	// peer, as it is delivered (the -capture file).
 	onPeerFrame func(from, to uint8, frame []byte)
@@ -155,7 +159,7 @@ func NewCluster(o ClusterOptions) *Cluster {
 		if i < o.Requests%o.Clients {
 			requests++
 		}
-		c.Clients = append(c.Clients, newClientNode(c, network.NodeID(o.Replicas+i), i, mix, requests, o.ClientTimeoutTicks))
+		c.Clients = append(c.Clients, newClientNode(c, network.NodeID(o.Replicas+i), i, mix, requests, o.ClientTimeoutTicks, o.ClientThinkTicks))
 	}
 	c.disks = newClusterDisks(c)
 	c.Checker.SetDisks(c.disks)
@@ -197,6 +201,8 @@ func (c *Cluster) event(e replica.Event) {
 		c.Checkpoints++
 	case replica.EventInstalled:
 		c.StateTransfersMetadata++
+	case replica.EventPartitionInstalled:
+		c.StateTransfersPartition++
 	case replica.EventProbe:
 		c.Probes[e.Probe]++
 	case replica.EventGroup:
@@ -351,6 +357,9 @@ func (n *ReplicaNode) Crash() {
 		n.c.Crashes++
 		if n.rep != nil && n.rep.StateTransferInstalling() {
 			n.c.Probes["state transfer: a crash landed during the install"]++
+		}
+		if n.rep != nil && n.rep.PartitionTransferInstalling() {
+			n.c.Probes["partition state transfer: a crash landed during the install"]++
 		}
 	}
 	n.Freeze()

@@ -11,7 +11,7 @@ import (
 // correct one ignores it (consensus.md correction 6), in a good share of
 // the seeds that run it. Without the nemesis no seed reaches the guard.
 func TestStaleAnswersReachTheIncarnationGuard(t *testing.T) {
-	const seeds = 12
+	const seeds = 24
 	reached, without := 0, 0
 	for seed := uint64(1); seed <= seeds; seed++ {
 		o := Swarm(seed)
@@ -67,7 +67,7 @@ func TestViewChangeFaultsReachTheNackQuorum(t *testing.T) {
 // head has one nack fewer (short rounds: "truncated above"), within a few
 // three-replica seeds.
 func TestViewChangeFaultsReachTheRarerMergeRules(t *testing.T) {
-	const seeds = 20
+	const seeds = 40
 	want := []string{
 		"view change ignored canonical headers off the hash chain",
 		"view change truncated above an op with a nack quorum",

@@ -20,6 +20,10 @@ type Options struct {
 	Replicas int // 1..6
 	Clients  int // more than the client table's slots sometimes, so evictions happen
 	Requests int // requests in all, spread over the clients
+	// ThinkTicks: a client waits this long after each request completes
+	// before its next, in the safety phase (0: at once; the long preset
+	// spreads its requests over its budget so).
+	ThinkTicks int
 
 	// Phases.
 	Lite             bool // safety phase only
@@ -203,14 +207,19 @@ func Swarm(seed uint64) Options {
 	default:
 		o.FlushMessages = int(math.Round(math.Pow(1024, r.Float64())))
 	}
-	// Drawn last: an eighth of the seeds keep a small evicted ring, 4 to
-	// 64 flushed ops (log-uniform), so that a repair of an older op meets
-	// RangeEvicted: a replica that needs one no core replica kept cannot
-	// catch up until partition state transfer lands (issue 13), and the
-	// run says so (liveness=explained). The rest keep Iggy's 4096, more
+	// Drawn last: seven seeds in eight keep a small evicted ring, 1 to 8
+	// flushed ops (log-uniform), so that a repair of an older op meets
+	// RangeEvicted and the replica that needs it pulls the partition's
+	// state (DEVIATIONS.md 55): a run commits a few ops per partition, so
+	// only a ring this small is passed. The rest keep Iggy's 4096, more
 	// than a run commits in one partition.
-	if r.IntN(8) == 0 {
-		o.EvictedRing = int(math.Round(4 * math.Pow(16, r.Float64())))
+	// Those seeds flush small too: at most 64 messages (log-uniform), so
+	// that the flushed ops the ring lets go are there to purge.
+	if r.IntN(8) != 0 {
+		o.EvictedRing = int(math.Round(math.Pow(8, r.Float64())))
+		if o.FlushMessages > 64 {
+			o.FlushMessages = int(math.Round(math.Pow(64, r.Float64())))
+		}
 	}
 	// Drawn last: a sixth of the seeds with two replicas or more run the
 	// stale-answer nemesis, which crashes a backup twice around a held
@@ -270,9 +279,9 @@ func (o *Options) NoFaults() {
 }
 
 // LongSafetyTicks is the safety phase's tick budget of a long run (vopr
-// -long): 3 M ticks, 8.3 hours of virtual time, where crashes and restarts
-// pile up far past what a swarm seed's 20,000 ticks reach.
-const LongSafetyTicks = 3_000_000
+// -long): 10 M ticks, 27.8 hours of virtual time, where crashes and
+// restarts pile up far past what a swarm seed's 20,000 ticks reach.
+const LongSafetyTicks = 10_000_000
 
 // LongRequestsMax is the request count of a long run whose clients fit the
 // client table: each request is one op and each client's Register one
@@ -292,14 +301,23 @@ func LongRequests(clients int) int {
 	return LongRequestsMax
 }
 
+// LongThinkTicks is how long each client of a long run with clients
+// clients waits between its requests: its share of LongRequests spread
+// over LongSafetyTicks, so that the run's history spans its whole budget
+// (without it the requests are done in some 20,000 ticks).
+func LongThinkTicks(clients int) int {
+	return LongSafetyTicks / max(LongRequests(clients)/max(clients, 1), 1)
+}
+
 // Long is the long-run preset (vopr -long): the swarm's draw for seed,
-// with LongSafetyTicks of safety phase and LongRequests requests, so that
-// a run lasts long enough for replicas to crash and restart late in a long
-// history.
+// with LongSafetyTicks of safety phase and LongRequests requests spread
+// over it (LongThinkTicks), so that replicas crash and restart, and the
+// journal wraps, all through a long history.
 func Long(seed uint64) Options {
 	o := Swarm(seed)
 	o.SafetyTicksMax = LongSafetyTicks
 	o.Requests = LongRequests(o.Clients)
+	o.ThinkTicks = LongThinkTicks(o.Clients)
 	return o
 }
 
@@ -326,6 +344,8 @@ func (o *Options) Check() error {
 		return fmt.Errorf("clients %d outside 1..64", o.Clients)
 	case o.Requests < 0 || o.Requests > 100_000:
 		return fmt.Errorf("requests %d outside 0..100000", o.Requests)
+	case o.ThinkTicks < 0 || o.ThinkTicks > 1<<24:
+		return fmt.Errorf("think-ticks %d outside 0..16777216", o.ThinkTicks)
 	case o.SafetyTicksMax < 1 || o.LivenessTicksMax < 1:
 		return fmt.Errorf("tick budgets must be positive")
 	case o.DelayMinNs < 0 || o.DelayMeanNs < 0 || o.ClogDurationMeanNs < 0:
@@ -388,6 +408,7 @@ func (o *Options) Fields() []Field {
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
 	return []Field{
 		{"replicas", i(int64(o.Replicas))}, {"clients", i(int64(o.Clients))}, {"requests", i(int64(o.Requests))},
+		{"think-ticks", i(int64(o.ThinkTicks))},
 		{"lite", strconv.FormatBool(o.Lite)}, {"safety-ticks", i(int64(o.SafetyTicksMax))},
 		{"liveness-ticks", i(int64(o.LivenessTicksMax))},
 		{"delay-min-ns", i(o.DelayMinNs)}, {"delay-mean-ns", i(o.DelayMeanNs)},

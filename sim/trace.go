@@ -175,6 +175,8 @@ func (t *tracer) replica(e replica.Event) {
 		l.Kind, l.Op = "checkpoint_restored", e.Op
 	case replica.EventInstalled:
 		l.Kind, l.Op = "state_installed", e.Op
+	case replica.EventPartitionInstalled:
+		l.Kind, l.Op, l.Group = "state_installed", e.Op, e.PartitionGroup
 	}
 	t.write(l)
 }

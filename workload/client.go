@@ -37,6 +37,10 @@ type Config struct {
 	Rand *rand.Rand
 	// Mix draws the requests; nil: only Submit'ted ops are sent.
 	Mix *Mix
+	// ThinkTicks is how long the client waits after a request completes
+	// before it starts the next (0: at once): a long run's clients spread
+	// their requests over its tick budget (EndThinking stops it).
+	ThinkTicks int
 }
 
 type connState uint8
@@ -100,6 +104,8 @@ type Client struct {
 	Evictions  int
 	Timeouts   int
 	Transients int // requests answered TransientNotAccepted or TransientNotCommitted
+	// thinkLeft: ticks to wait before the next request (Config.ThinkTicks).
+	thinkLeft int
 }
 
 // Transient refusals (client-ops.md 6.5) and how long the client holds
@@ -152,8 +158,15 @@ func (c *Client) hasWork() bool {
 // Pending reports whether a request is in flight.
 func (c *Client) Pending() bool { return c.pending != nil || c.reading != nil }
 
+// EndThinking makes the client start its next requests at once from now on
+// (the liveness phase lets the clients finish).
+func (c *Client) EndThinking() { c.cfg.ThinkTicks, c.thinkLeft = 0, 0 }
+
 // Tick advances the client's timers by one tick.
 func (c *Client) Tick() {
+	if c.thinkLeft > 0 {
+		c.thinkLeft--
+	}
 	if c.holdTicks > 0 {
 		c.holdTicks--
 		if c.holdTicks > 0 {
@@ -245,9 +258,10 @@ func (c *Client) dial() {
 	c.conn = c.t.Dial(c.target)
 }
 
-// next starts the next request when none is in flight.
+// next starts the next request when none is in flight and the client is
+// not thinking.
 func (c *Client) next() {
-	if c.pending != nil {
+	if c.pending != nil || c.thinkLeft > 0 {
 		return
 	}
 	var p inFlight
@@ -407,6 +421,9 @@ func (c *Client) Received(conn ConnID, frame []byte) {
 		c.rec.Complete(Completion{Client: c.cfg.Index, ClientID: c.id, Request: p.inv.Request, Kind: kind,
 			Frame: append([]byte(nil), frame...), Attempts: p.attempts, AtNs: c.t.Now()})
 		c.pending = nil
+		if !p.register {
+			c.thinkLeft = c.cfg.ThinkTicks
+		}
 		c.next()
 	case wire.CommandEviction:
 		var e wire.EvictionHeader

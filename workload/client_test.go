@@ -438,3 +438,40 @@ func checkHistory(t *testing.T, seed uint64, requests int, g *rig, sendsAt []int
 		}
 	}
 }
+
+// A thinking client waits ThinkTicks after each reply before it sends its
+// next request (a long run's pacing), not after its Register; EndThinking
+// lets it go on at once.
+func TestThinkTicksPaceTheRequests(t *testing.T) {
+	const think = 7
+	g := newRig(t, workload.Config{Index: 0, Replicas: 3, TimeoutTicks: 1000, ThinkTicks: think})
+	id := g.register(7)
+	for n := 1; n <= 3; n++ {
+		g.c.Submit(op(n))
+	}
+	g.tick()
+	if h := g.lastSend().request(); h.Request != 1 {
+		t.Fatalf("after the Register the first request went at once? sent request %d", h.Request)
+	}
+	for request := uint64(1); request <= 2; request++ {
+		g.deliver(replyFrame(id, request, 2, 0))
+		sends := len(g.net.sends)
+		for i := 1; i < think; i++ {
+			g.tick()
+			if len(g.net.sends) != sends {
+				t.Fatalf("request %d sent %d ticks after request %d's reply, the client thinks %d", request+1, i, request, think)
+			}
+		}
+		g.tick()
+		if len(g.net.sends) != sends+1 || g.lastSend().request().Request != request+1 {
+			t.Fatalf("request %d not sent %d ticks after request %d's reply", request+1, think, request)
+		}
+	}
+	g.deliver(replyFrame(id, 3, 2, 0))
+	g.c.Submit(op(4))
+	g.c.EndThinking()
+	g.tick()
+	if h := g.lastSend().request(); h.Request != 4 {
+		t.Fatalf("after EndThinking the next request waited: last sent %d", h.Request)
+	}
+}

@@ -593,10 +593,15 @@ func TestLongPreset(t *testing.T) {
 	}
 	for s := uint64(0); s < 50; s++ {
 		o, sw := sim.Long(s), sim.Swarm(s)
-		if o.SafetyTicksMax != 3_000_000 || o.Requests != sim.LongRequests(sw.Clients) {
-			t.Errorf("Long(%d): %d ticks, %d requests", s, o.SafetyTicksMax, o.Requests)
+		if o.SafetyTicksMax != 10_000_000 || o.Requests != sim.LongRequests(sw.Clients) || o.ThinkTicks != sim.LongThinkTicks(sw.Clients) {
+			t.Errorf("Long(%d): %d ticks, %d requests, %d think ticks", s, o.SafetyTicksMax, o.Requests, o.ThinkTicks)
 		}
-		o.SafetyTicksMax, o.Requests = sw.SafetyTicksMax, sw.Requests
+		// The clients' requests spread over the budget: each client's share
+		// with its think time spans most of it, and no more.
+		if span := o.ThinkTicks * (o.Requests / sw.Clients); span > o.SafetyTicksMax || span < o.SafetyTicksMax*9/10 {
+			t.Errorf("Long(%d): %d clients thinking %d ticks over %d requests span %d ticks", s, sw.Clients, o.ThinkTicks, o.Requests, span)
+		}
+		o.SafetyTicksMax, o.Requests, o.ThinkTicks = sw.SafetyTicksMax, sw.Requests, sw.ThinkTicks
 		if o != sw {
 			t.Errorf("Long(%d) differs from Swarm(%d) beyond ticks and requests", s, s)
 		}
@@ -615,12 +620,12 @@ func TestLongPreset(t *testing.T) {
 		}},
 		{[]string{"-long", "-seed", "5", "-clients=12"}, func(s uint64) sim.Options {
 			o := sim.Long(s)
-			o.Clients, o.Requests = 12, 1750
+			o.Clients, o.Requests, o.ThinkTicks = 12, 1750, sim.LongThinkTicks(12)
 			return o
 		}},
 		{[]string{"-long", "-seed", "5", "-clients=2", "-safety-ticks=7"}, func(s uint64) sim.Options {
 			o := sim.Long(s)
-			o.Clients, o.Requests, o.SafetyTicksMax = 2, 3500, 7
+			o.Clients, o.Requests, o.SafetyTicksMax, o.ThinkTicks = 2, 3500, 7, sim.LongThinkTicks(2)
 			return o
 		}},
 	} {

@@ -30,6 +30,7 @@ var knobs = []knob{
 	{"replicas", false, func(o *sim.Options) any { return &o.Replicas }, "replica count (1..6)"},
 	{"clients", false, func(o *sim.Options) any { return &o.Clients }, "simulated clients (1..64)"},
 	{"requests", false, func(o *sim.Options) any { return &o.Requests }, "requests in all, spread over the clients"},
+	{"think-ticks", false, func(o *sim.Options) any { return &o.ThinkTicks }, "ticks a client waits after each reply before its next request (safety phase)"},
 	{"lite", false, func(o *sim.Options) any { return &o.Lite }, "safety phase only (no liveness phase)"},
 	{"safety-ticks", false, func(o *sim.Options) any { return &o.SafetyTicksMax }, "tick budget of the safety phase"},
 	{"liveness-ticks", false, func(o *sim.Options) any { return &o.LivenessTicksMax }, "ticks the core has to converge"},
@@ -537,6 +538,9 @@ func (c *config) options(seed uint64) (o sim.Options, off []disabled, err error)
 	if _, ok := c.given("requests"); c.long && !ok {
 		o.Requests = sim.LongRequests(o.Clients)
 	}
+	if _, ok := c.given("think-ticks"); c.long && !ok {
+		o.ThinkTicks = sim.LongThinkTicks(o.Clients)
+	}
 	off = needsMet(&o)
 	if err := o.Check(); err != nil {
 		if len(c.overrides) > 0 || c.faults.none {
@@ -584,7 +588,7 @@ const usageText = `usage:
   vopr -seeds K | -duration D [-parallel P] [-keep-going] [flags] [knob flags]
                                              a campaign: seeds N, N+1, ... (N = -seed, or random)
   vopr -long [-seed N | -seeds K | -duration D ...] [flags] [knob flags]
-                                             long runs: the swarm with 3,000,000 safety ticks
+                                             long runs: the swarm with 10,000,000 safety ticks
   vopr -performance [-json] [knob flags]     the fixed fault-free configuration: protocol cost
   vopr -version                              the build: module version and VCS revision
   vopr decode [-json] [-hex] [-max-frame BYTES] [FILE]
@@ -602,10 +606,10 @@ flags:
                    order; more than the CPUs (GOMAXPROCS) is capped at the CPUs, with a
                    warning, since it adds only memory
   -keep-going      do not stop the campaign at the first failure
-  -long            the long-run preset: every seed's swarm draw, with safety-ticks=3000000
-                   and requests capped so that a run fits the 4096-slot journal (3500;
-                   1750 with more clients than the client table's 8 slots, whose
-                   evictions cost a Register each); knob flags still win
+  -long            the long-run preset: every seed's swarm draw, with safety-ticks=10000000,
+                   3500 requests (1750 with more clients than the client table's 8
+                   slots, whose evictions cost a Register each) and think-ticks spreading
+                   them over the budget; knob flags still win
   -lite            the safety phase only (a knob: see below)
   -json            one JSON object per seed, one line each (schema 1, keys in README.md):
                    the summary line's keys, then evictions, indefinite, build, options,

@@ -19,8 +19,8 @@
 //
 //	vopr -long [-seed N | -seeds K | -duration D] ...
 //
-// runs long runs (sim.Long): each seed's swarm draw with 3 M safety ticks
-// and requests capped so that the run fits the journal.
+// runs long runs (sim.Long): each seed's swarm draw with 10 M safety ticks
+// and its requests spread over them (clients think between requests).
 //
 //	vopr -performance
 //

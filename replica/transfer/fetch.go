@@ -26,16 +26,34 @@ const (
 	Complete
 )
 
+// Plane is which plane's state a Fetch pulls: it decides which offers the
+// session accepts.
+type Plane uint8
+
+// The planes of a Fetch.
+const (
+	// PlaneMetadata: a snapshot and a client table (wire.md 8.1-8.3).
+	PlaneMetadata Plane = iota
+	// PlanePartition: segment logs, then one consumer-offsets artifact
+	// (wire.md 8.1, 8.4, 8.5).
+	PlanePartition
+)
+
 // FetchConfig shapes a receiver's session.
 type FetchConfig struct {
+	Plane      Plane // the zero value is the metadata plane
 	Cluster    wire.U128
 	Group      uint64
 	Replica    uint8
 	Replicas   uint8
 	ChunkLen   uint32 // the len each RequestStateChunk asks for
 	StallTicks int    // ticks without an answer before a request is sent again
-	// PayloadMax bounds each artifact (the receiver's checkpoint area).
+	// PayloadMax bounds each artifact (the receiver's checkpoint area, or
+	// PartitionArtifactMax).
 	PayloadMax uint64
+	// TotalMax, when nonzero, bounds the sum of a partition offer's
+	// artifacts (what the receiver can hold of one partition).
+	TotalMax uint64
 }
 
 // Fetch is a receiver's state-transfer session with one server, sans-I/O:
@@ -63,12 +81,18 @@ type Fetch struct {
 	// Probe, when set, names a rare path the last step took (the caller
 	// reports it and clears it).
 	Probe string
+	// Transient reports that the last Refused of a PlanePartition session
+	// was a transient one (unavailable_transient = 1, wire.md 5.12: "not
+	// right now"): the same peer may offer later, so the partition arm
+	// need not write it off. The metadata arm does not read the field, as
+	// Iggy's does not, so a metadata session never sets it.
+	Transient bool
 }
 
 // NewFetch opens a session with peer under nonce and returns it with the
 // RequestStateTransfer to send.
 func NewFetch(cfg FetchConfig, peer uint8, nonce wire.U128, need uint64) (*Fetch, []byte) {
-	if nonce.IsZero() || peer >= cfg.Replicas || peer == cfg.Replica || cfg.ChunkLen == 0 || cfg.StallTicks < 1 {
+	if nonce.IsZero() || peer >= cfg.Replicas || peer == cfg.Replica || cfg.ChunkLen == 0 || cfg.StallTicks < 1 || cfg.Plane > PlanePartition {
 		panic(fmt.Sprintf("transfer: fetch from %d (nonce %s) with %+v", peer, nonce, cfg))
 	}
 	f := &Fetch{cfg: cfg, Nonce: nonce, Peer: peer, Need: need}
@@ -84,12 +108,16 @@ func (f *Fetch) prefix() wire.Prefix {
 // Fetching reports whether the offer arrived and artifacts are being pulled.
 func (f *Fetch) Fetching() bool { return f.targeted }
 
-// OnTarget takes a StateTransferTarget. An offer must name exactly a
-// snapshot and a client table (the metadata receiver's kinds, wire.md
+// OnTarget takes a StateTransferTarget. A metadata offer must name exactly
+// a snapshot and a client table (the metadata receiver's kinds, wire.md
 // correction 0.9), pass the coherence check (commit_op at or above the
 // snapshot's frontier, the client table's frontier at or below commit_op),
 // carry the snapshot op's identity, fit the artifact bound and be of an op
-// above Need; otherwise it counts as a refusal. Returns the first chunk
+// above Need. A partition offer must name segment logs with strictly
+// ascending frontiers, then the consumer offsets of commit_op with its
+// identity, each artifact within PayloadMax and all within TotalMax when it
+// is set, and be of an op above Need; it records the timestamps of the
+// manifest. Anything else counts as a refusal. Returns the first chunk
 // request to send on Continue.
 func (f *Fetch) OnTarget(from uint8, frame []byte) (Outcome, []byte, string) {
 	var x wire.StateTransferTargetHeader
@@ -97,7 +125,12 @@ func (f *Fetch) OnTarget(from uint8, frame []byte) (Outcome, []byte, string) {
 	if from != f.Peer || x.Nonce != f.Nonce || x.Group != f.cfg.Group || f.targeted {
 		return Ignored, nil, ""
 	}
+	f.Transient = false
 	if x.Available == 0 {
+		if f.cfg.Plane == PlanePartition && x.UnavailableTransient == 1 {
+			f.Transient = true
+			return Refused, nil, "the server cannot offer right now"
+		}
 		return Refused, nil, "the server has no checkpoint to offer"
 	}
 	body := frame[wire.HeaderSize:]
@@ -106,6 +139,16 @@ func (f *Fetch) OnTarget(from uint8, frame []byte) (Outcome, []byte, string) {
 		return Refused, nil, fmt.Sprintf("manifest: %v", err)
 	}
 	ids := wire.ManifestIdentities(body)
+	if f.cfg.Plane == PlanePartition {
+		if why := f.partitionManifest(x.CommitOp, entries, ids); why != "" {
+			return Refused, nil, why
+		}
+		f.targeted = true
+		f.Offer = Offer{CommitOp: x.CommitOp, Entries: entries, Identities: ids, Timestamps: wire.ManifestTimestamps(body),
+			Artifacts: make([][]byte, len(entries))}
+		f.cur, f.got = 0, nil
+		return f.next()
+	}
 	switch {
 	case len(entries) != 2 || entries[0].Kind != wire.ArtifactMetadataSnapshot || entries[1].Kind != wire.ArtifactClientTable:
 		return Refused, nil, fmt.Sprintf("an offer of %d artifacts, not a snapshot and a client table", len(entries))
@@ -122,6 +165,43 @@ func (f *Fetch) OnTarget(from uint8, frame []byte) (Outcome, []byte, string) {
 	f.Offer = Offer{CommitOp: x.CommitOp, Entries: entries, Identities: ids, Artifacts: make([][]byte, len(entries))}
 	f.cur, f.got = 0, nil
 	return f.next()
+}
+
+// partitionManifest checks a partition offer's manifest and returns why it
+// is refused, or "": at least one entry; the last the consumer offsets
+// (kind 3) of commit_op with its identity; every other a segment log (kind
+// 2), their frontiers strictly ascending; each artifact within PayloadMax
+// and, when TotalMax is set, their sum within it; commit_op above Need.
+func (f *Fetch) partitionManifest(commitOp uint64, entries []wire.ManifestEntry, ids []wire.U128) string {
+	n := len(entries)
+	if n == 0 {
+		return "an offer of no artifacts, not segments and consumer offsets"
+	}
+	if last := entries[n-1]; last.Kind != wire.ArtifactConsumerOffsets || last.Frontier != commitOp || ids[n-1].IsZero() {
+		return fmt.Sprintf("the last artifact (kind %d at %d) is not the consumer offsets of commit_op %d with its identity",
+			last.Kind, last.Frontier, commitOp)
+	}
+	total := uint64(0)
+	for i, e := range entries {
+		if i < n-1 && e.Kind != wire.ArtifactSegmentLog {
+			return fmt.Sprintf("artifact %d of kind %d, not a segment log", i, e.Kind)
+		}
+		if i > 0 && i < n-1 && e.Frontier <= entries[i-1].Frontier {
+			return fmt.Sprintf("segment %d at offset %d after %d: frontiers not strictly ascending", i, e.Frontier, entries[i-1].Frontier)
+		}
+		if e.Len > f.cfg.PayloadMax {
+			return fmt.Sprintf("artifact %d of %d bytes, at most %d", i, e.Len, f.cfg.PayloadMax)
+		}
+		// Compared before adding: 65536 artifacts near 2^64 bytes would wrap.
+		if f.cfg.TotalMax != 0 && e.Len > f.cfg.TotalMax-total {
+			return fmt.Sprintf("artifacts of more than %d bytes in all, at most %d", total, f.cfg.TotalMax)
+		}
+		total += e.Len
+	}
+	if commitOp <= f.Need {
+		return fmt.Sprintf("an offer at op %d, this replica has applied %d", commitOp, f.Need)
+	}
+	return ""
 }
 
 // next asks for the next bytes of the current artifact, or completes.

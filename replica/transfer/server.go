@@ -12,7 +12,8 @@ const (
 	ChunkLenMax = 256 << 10
 	// OfferIdleTicksMax is how long an offer nobody pulls from stays.
 	OfferIdleTicksMax = 1000
-	// OffersMax bounds the offers a server keeps at once; the oldest goes.
+	// OffersMax bounds the offers the metadata plane's server keeps at
+	// once; the oldest goes.
 	OffersMax = 8
 	// StallRetriesMax and DecodeRetriesMax are Iggy's limits: a receiver
 	// re-sends a request that went unanswered, and re-pulls an artifact
@@ -33,6 +34,11 @@ type Offer struct {
 	CommitOp   uint64
 	Entries    []wire.ManifestEntry
 	Identities []wire.U128
+	// Timestamps holds the prepare timestamp of each entry's frontier op
+	// (zero for an artifact whose frontier is not an op). A partition offer
+	// carries them so that its receiver, as a later primary, never stamps a
+	// prepare below op CommitOp's; a metadata offer leaves it nil.
+	Timestamps []uint64
 	Artifacts  [][]byte
 }
 
@@ -51,15 +57,23 @@ func NewMetadataOffer(cp Checkpoint, clientTable []byte) Offer {
 	}
 }
 
-// Manifest is the offer's ISM1 body.
-func (o *Offer) Manifest() []byte { return wire.EncodeManifestIdentified(o.Entries, o.Identities) }
+// Manifest is the offer's ISM1 body: entry_len 49 (identities and
+// timestamps) when the offer carries Timestamps, else entry_len 41
+// (identities), so that a metadata offer's manifest is what it always was.
+func (o *Offer) Manifest() []byte {
+	if o.Timestamps != nil {
+		return wire.EncodeManifestStamped(o.Entries, o.Identities, o.Timestamps)
+	}
+	return wire.EncodeManifestIdentified(o.Entries, o.Identities)
+}
 
 // Server keeps the offers a replica made, by nonce, so that the chunks of
 // one session all come from the bytes its offer named, whatever the replica
 // checkpoints meanwhile.
 type Server struct {
-	chunkLen int
-	offers   []*served // oldest first
+	chunkLen  int
+	offersMax int
+	offers    []*served // oldest first
 }
 
 type served struct {
@@ -68,19 +82,24 @@ type served struct {
 	idleTicks int
 }
 
-// NewServer returns a server whose chunks carry at most chunkLen bytes.
-func NewServer(chunkLen int) *Server {
+// NewServer returns a server whose chunks carry at most chunkLen bytes and
+// which keeps at most offersMax offers open: OffersMax for the metadata
+// plane, PartitionTransfersMax for a replica's partition plane.
+func NewServer(chunkLen, offersMax int) *Server {
 	if chunkLen < 1 || chunkLen > ChunkLenMax {
 		panic(fmt.Sprintf("transfer: chunk length %d", chunkLen))
 	}
-	return &Server{chunkLen: chunkLen}
+	if offersMax < 1 {
+		panic(fmt.Sprintf("transfer: a server of %d offers", offersMax))
+	}
+	return &Server{chunkLen: chunkLen, offersMax: offersMax}
 }
 
 // Open records an offer under nonce, replacing one of the same nonce; at
-// OffersMax the oldest goes.
+// the server's offer limit the oldest goes.
 func (s *Server) Open(nonce wire.U128, o Offer) {
 	s.drop(nonce)
-	if len(s.offers) == OffersMax {
+	if len(s.offers) == s.offersMax {
 		s.offers = s.offers[1:]
 	}
 	s.offers = append(s.offers, &served{nonce: nonce, offer: o})

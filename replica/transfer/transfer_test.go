@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -128,6 +129,7 @@ type pair struct {
 	fetch  *Fetch
 	offer  Offer
 	nonce  wire.U128
+	group  uint64
 	// mangle sees each StateChunk before the fetch does.
 	mangle func(n int, frame []byte) []byte
 	chunks int
@@ -135,7 +137,8 @@ type pair struct {
 
 func newPair(t *testing.T, snapshot, table []byte, chunkLen int) (*pair, []byte) {
 	cp := Checkpoint{Op: 40, Identity: wire.U128{Lo: 40, Hi: 1}, Payload: snapshot, Checksum: wire.SnapshotChecksum(snapshot)}
-	p := &pair{t: t, server: NewServer(chunkLen), offer: NewMetadataOffer(cp, table), nonce: wire.U128{Lo: 7, Hi: 9}}
+	p := &pair{t: t, server: NewServer(chunkLen, OffersMax), offer: NewMetadataOffer(cp, table), nonce: wire.U128{Lo: 7, Hi: 9},
+		group: wire.MetadataGroup}
 	cfg := FetchConfig{Group: wire.MetadataGroup, Replica: 1, Replicas: 3, ChunkLen: 1 << 20, StallTicks: 10, PayloadMax: 1 << 20}
 	var req []byte
 	p.fetch, req = NewFetch(cfg, 0, p.nonce, 5)
@@ -148,7 +151,7 @@ func (p *pair) serve(req []byte) []byte {
 	switch h.Command() {
 	case wire.CommandRequestStateTransfer:
 		p.server.Open(p.nonce, p.offer)
-		x := wire.StateTransferTargetHeader{Nonce: p.nonce, CommitOp: p.offer.CommitOp, Group: wire.MetadataGroup, Available: 1}
+		x := wire.StateTransferTargetHeader{Nonce: p.nonce, CommitOp: p.offer.CommitOp, Group: p.group, Available: 1}
 		return wire.BuildFrame(&x, p.offer.Manifest())
 	case wire.CommandRequestStateChunk:
 		var x wire.RequestStateChunkHeader
@@ -157,7 +160,7 @@ func (p *pair) serve(req []byte) []byte {
 		if !known || !ok {
 			return nil
 		}
-		c := wire.StateChunkHeader{Nonce: x.Nonce, Offset: x.Offset, Group: wire.MetadataGroup, Artifact: x.Artifact}
+		c := wire.StateChunkHeader{Nonce: x.Nonce, Offset: x.Offset, Group: p.group, Artifact: x.Artifact}
 		f := wire.BuildFrame(&c, body)
 		if p.mangle != nil {
 			f = p.mangle(p.chunks, f)
@@ -320,7 +323,7 @@ func TestFetchRefusesWhatItCannotUse(t *testing.T) {
 // TestServerExpiresIdleOffers: an offer nobody pulls from is dropped after
 // OfferIdleTicksMax ticks; its nonce is then unknown.
 func TestServerExpiresIdleOffers(t *testing.T) {
-	s := NewServer(64)
+	s := NewServer(64, OffersMax)
 	n := wire.U128{Lo: 3}
 	s.Open(n, NewMetadataOffer(checkpointAt(8, 'a', 10), []byte("t")))
 	for range OfferIdleTicksMax - 1 {
@@ -335,4 +338,174 @@ func TestServerExpiresIdleOffers(t *testing.T) {
 	if _, known, _ := s.Chunk(n, 0, 0, 4); known || s.Offers() != 0 {
 		t.Fatal("an idle offer outlived its expiry")
 	}
+}
+
+// testPartitionGroup is the consensus group of the partition fetches.
+const testPartitionGroup = 1 << 40
+
+func partitionFetchConfig() FetchConfig {
+	return FetchConfig{Plane: PlanePartition, Group: testPartitionGroup, Replica: 1, Replicas: 3, ChunkLen: 1 << 20,
+		StallTicks: 10, PayloadMax: PartitionArtifactMax, TotalMax: 1 << 20}
+}
+
+// newPartitionPair runs a PlanePartition fetch, of a receiver that has
+// applied need, against a partition server offering o.
+func newPartitionPair(t *testing.T, o Offer, chunkLen int, need uint64) (*pair, []byte) {
+	p := &pair{t: t, server: NewServer(chunkLen, PartitionTransfersMax), offer: o, nonce: wire.U128{Lo: 8, Hi: 9},
+		group: testPartitionGroup}
+	var req []byte
+	p.fetch, req = NewFetch(partitionFetchConfig(), 0, p.nonce, need)
+	return p, req
+}
+
+// TestFetchPullsAPartitionOffer: a PlanePartition fetch pulls every
+// segment and the consumer offsets in lockstep, the timestamp and identity
+// of commit_op ride the manifest, and the offer decodes to the state the
+// server offered.
+func TestFetchPullsAPartitionOffer(t *testing.T) {
+	s := testPartitionState(3, 1, 4, 2, 2)
+	o := NewPartitionOffer(s, 2*len(s.Batches[0]))
+	if len(o.Entries) < 4 {
+		t.Fatalf("%d artifacts, want several segments", len(o.Entries))
+	}
+	p, req := newPartitionPair(t, o, 97, 12)
+	if out := p.run(req); out != Complete {
+		t.Fatalf("outcome %v", out)
+	}
+	got := p.fetch.Offer
+	if !slices.Equal(got.Timestamps, o.Timestamps) || !slices.Equal(got.Identities, o.Identities) || got.CommitOp != s.CommitOp {
+		t.Fatalf("timestamps %v, identities %v, commit_op %d", got.Timestamps, got.Identities, got.CommitOp)
+	}
+	back, err := DecodePartitionOffer(got, testPartition)
+	if err != nil || !equalStates(back, s) {
+		t.Fatalf("decoded %+v, %v", back, err)
+	}
+	want := 0
+	for _, a := range o.Artifacts {
+		want += (len(a) + 96) / 97
+	}
+	if p.chunks != want {
+		t.Fatalf("%d chunks, want %d", p.chunks, want)
+	}
+	// An empty partition is one artifact.
+	p, req = newPartitionPair(t, NewPartitionOffer(testPartitionState(), 1), 64, 0)
+	if out := p.run(req); out != Complete || len(p.fetch.Offer.Artifacts) != 1 || p.fetch.Offer.Timestamps[0] != s.Timestamp {
+		t.Fatalf("an empty partition: %v", out)
+	}
+}
+
+// TestFetchRefusesBadPartitionManifests: each rule of a partition offer's
+// manifest refuses on its own, with a reason that names it.
+func TestFetchRefusesBadPartitionManifests(t *testing.T) {
+	s := testPartitionState(2, 2, 2)
+	base := NewPartitionOffer(s, 1) // segments at 0, 2, 4; consumer offsets at 90
+	cases := []struct {
+		name     string
+		commitOp uint64
+		mutate   func(o *Offer)
+		want     string
+	}{
+		{"no artifacts", 90, func(o *Offer) { *o = Offer{Timestamps: []uint64{}} }, "an offer of no artifacts"},
+		{"the last not consumer offsets", 90, func(o *Offer) { o.Entries[3].Kind = wire.ArtifactSegmentLog }, "the last artifact (kind 2 at 90)"},
+		{"consumer offsets of another op", 91, func(o *Offer) {}, "not the consumer offsets of commit_op 91"},
+		{"consumer offsets without identity", 90, func(o *Offer) { o.Identities[3] = wire.U128{} }, "with its identity"},
+		{"a metadata artifact", 90, func(o *Offer) { o.Entries[1].Kind = wire.ArtifactClientTable }, "artifact 1 of kind 1, not a segment log"},
+		{"two consumer offsets", 90, func(o *Offer) { o.Entries[0].Kind = wire.ArtifactConsumerOffsets }, "artifact 0 of kind 3, not a segment log"},
+		{"frontiers equal", 90, func(o *Offer) { o.Entries[2].Frontier = 2 }, "segment 2 at offset 2 after 2: frontiers not strictly ascending"},
+		{"frontiers descending", 90, func(o *Offer) { o.Entries[1].Frontier = 5 }, "segment 2 at offset 4 after 5"},
+		{"an artifact too large", 90, func(o *Offer) { o.Entries[1].Len = PartitionArtifactMax + 1 }, fmt.Sprintf("artifact 1 of %d bytes", PartitionArtifactMax+1)},
+		{"too much in all", 90, func(o *Offer) { o.Entries[0].Len, o.Entries[2].Len = 600_000, 600_000 }, "at most 1048576"},
+		{"the total reached, then more", 90, func(o *Offer) {
+			o.Entries[0].Len, o.Entries[1].Len = 1<<20, PartitionArtifactMax
+		}, "at most 1048576"},
+		{"at the op applied", 90, func(o *Offer) {}, "an offer at op 90, this replica has applied 90"},
+		{"a metadata offer", 90, func(o *Offer) {
+			*o = NewMetadataOffer(Checkpoint{Op: 90, Identity: wire.U128{Lo: 1}}, []byte("t"))
+		}, "the last artifact (kind 1 at 90)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := cloneOffer(base)
+			c.mutate(&o)
+			need := uint64(12)
+			if strings.HasPrefix(c.name, "at the op") {
+				need = 90
+			}
+			p, _ := newPartitionPair(t, o, 64, need)
+			x := wire.StateTransferTargetHeader{Nonce: p.nonce, CommitOp: c.commitOp, Group: testPartitionGroup, Available: 1}
+			out, req, why := p.fetch.OnTarget(0, wire.BuildFrame(&x, o.Manifest()))
+			if out != Refused || req != nil || !strings.Contains(why, c.want) || p.fetch.Fetching() || p.fetch.Transient {
+				t.Fatalf("outcome %v (%q), want a refusal naming %q", out, why, c.want)
+			}
+		})
+	}
+	// The base offer itself is taken.
+	p, _ := newPartitionPair(t, base, 64, 12)
+	x := wire.StateTransferTargetHeader{Nonce: p.nonce, CommitOp: 90, Group: testPartitionGroup, Available: 1}
+	if out, _, why := p.fetch.OnTarget(0, wire.BuildFrame(&x, base.Manifest())); out != Continue {
+		t.Fatalf("the base offer: %v (%q)", out, why)
+	}
+}
+
+// TestFetchTransientRefusal: a partition fetch tells a transient refusal
+// ("not right now") from a plain one, and the last refusal decides; a
+// metadata fetch reads neither, keeping its reason.
+func TestFetchTransientRefusal(t *testing.T) {
+	p, _ := newPartitionPair(t, NewPartitionOffer(testPartitionState(1), 1), 64, 0)
+	refusal := func(transient uint8, group uint64) []byte {
+		x := wire.StateTransferTargetHeader{Nonce: p.nonce, Group: group, UnavailableTransient: transient}
+		return wire.BuildFrame(&x, nil)
+	}
+	steps := []struct {
+		transient uint8
+		want      bool
+		why       string
+	}{
+		{1, true, "the server cannot offer right now"},
+		{0, false, "the server has no checkpoint to offer"},
+		{1, true, "the server cannot offer right now"},
+	}
+	for i, st := range steps {
+		out, _, why := p.fetch.OnTarget(0, refusal(st.transient, testPartitionGroup))
+		if out != Refused || p.fetch.Transient != st.want || why != st.why {
+			t.Fatalf("step %d: %v, transient %v (%q)", i, out, p.fetch.Transient, why)
+		}
+	}
+	// A bad manifest is not transient either.
+	x := wire.StateTransferTargetHeader{Nonce: p.nonce, CommitOp: 90, Group: testPartitionGroup, Available: 1}
+	if out, _, _ := p.fetch.OnTarget(0, wire.BuildFrame(&x, []byte("ISM1"))); out != Refused || p.fetch.Transient {
+		t.Fatalf("a bad manifest after a transient refusal: %v, transient %v", out, p.fetch.Transient)
+	}
+	m, _ := newPair(t, []byte("s"), []byte("t"), 64)
+	y := wire.StateTransferTargetHeader{Nonce: m.nonce, Group: wire.MetadataGroup, UnavailableTransient: 1}
+	if out, _, why := m.fetch.OnTarget(0, wire.BuildFrame(&y, nil)); out != Refused || m.fetch.Transient || why != "the server has no checkpoint to offer" {
+		t.Fatalf("a metadata fetch: %v, transient %v (%q)", out, m.fetch.Transient, why)
+	}
+}
+
+// TestMetadataManifestUnchanged: a metadata offer carries no timestamps
+// and its manifest is the identified form (entry_len 41) it always was.
+func TestMetadataManifestUnchanged(t *testing.T) {
+	o := NewMetadataOffer(checkpointAt(8, 'a', 10), []byte("t"))
+	if m := o.Manifest(); o.Timestamps != nil || m[8] != wire.ManifestEntryLenIdentified ||
+		!bytes.Equal(m, wire.EncodeManifestIdentified(o.Entries, o.Identities)) {
+		t.Fatalf("a metadata manifest of entry_len %d", m[8])
+	}
+}
+
+// TestServerOffersMax: a server keeps at most its offer limit; the oldest
+// goes first.
+func TestServerOffersMax(t *testing.T) {
+	s := NewServer(64, PartitionTransfersMax)
+	o := NewPartitionOffer(testPartitionState(1), 1)
+	for i := range uint64(PartitionTransfersMax + 1) {
+		s.Open(wire.U128{Lo: i + 1}, o)
+	}
+	if _, known, _ := s.Chunk(wire.U128{Lo: 1}, 0, 0, 4); known || s.Offers() != PartitionTransfersMax {
+		t.Fatalf("%d offers open, the oldest known %v", s.Offers(), known)
+	}
+	if _, known, ok := s.Chunk(wire.U128{Lo: 2}, 0, 0, 4); !known || !ok {
+		t.Fatal("the second offer went")
+	}
+	mustPanic(t, "a server of no offers", func() { NewServer(64, 0) })
 }

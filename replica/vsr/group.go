@@ -103,8 +103,21 @@ type Group struct {
 	// hash chain down from one of those. Applying or acknowledging an op
 	// requires its canonical header. Only looked up, never iterated.
 	canon map[uint64]wire.Header
-	// appliedIdentity is the identity of op commitMin (zero at op 0).
-	appliedIdentity wire.U128
+	// appliedIdentity is the identity of op commitMin (zero at op 0), and
+	// appliedTimestamp its prepare timestamp (a state transfer's server
+	// offers both with its state at commit_min).
+	appliedIdentity  wire.U128
+	appliedTimestamp uint64
+	// vouchedFrom: the journal's frames of ops vouchedFrom..commitMin are
+	// the canonical ones (applied from the journal, or chained down to an
+	// applied identity). Below it a frame may be a stale prepare an install
+	// skipped past (the ops an install covers were never applied from this
+	// journal): the primary, whose backups take its frames of committed ops
+	// unchecked, does not serve those (VOPR seed 191 with -evicted-ring 1
+	// -flush-messages 1: a primary that installed op 10 over a journal still
+	// holding its old view's ops 6-9 served them, and a backup committed
+	// them).
+	vouchedFrom uint64
 
 	// checkpointOp and checkpointSum are the checkpoint the superblock is
 	// to record (Checkpoint); checkpointWaits run once it does.
@@ -213,12 +226,13 @@ func New(cfg Config, deps Deps, rec Recovered) *Group {
 		// gone from here): the group applies from op 1 what it still can,
 		// and a state transfer of that checkpoint or a later one restores
 		// the rest (StateTransferNeed).
-		checkpointOp:    rec.State.CheckpointOp,
-		checkpointSum:   rec.State.CheckpointChecksum,
-		appliedIdentity: rec.Checkpoint.Identity,
-		timestampMax:    rec.Checkpoint.Timestamp,
-		canon:           make(map[uint64]wire.Header),
-		appending:       make(map[uint64]wire.U128),
+		checkpointOp:     rec.State.CheckpointOp,
+		checkpointSum:    rec.State.CheckpointChecksum,
+		appliedIdentity:  rec.Checkpoint.Identity,
+		appliedTimestamp: rec.Checkpoint.Timestamp,
+		timestampMax:     rec.Checkpoint.Timestamp,
+		canon:            make(map[uint64]wire.Header),
+		appending:        make(map[uint64]wire.U128),
 		// A lone replica has nobody to be invisible to: losing its memory
 		// is losing the group's (more than f replicas).
 		amnesiac: rec.Amnesiac && cfg.ReplicaCount > 1 && !rec.Fresh && !bug.AmnesiaVotes,
@@ -236,6 +250,7 @@ func New(cfg Config, deps Deps, rec Recovered) *Group {
 	g.repairTimeout = newTimeout("repair", t.RepairTicks, false, r, clock, 7)
 	g.vc.reset(cfg.ReplicaCount)
 	g.markLeftovers(rec)
+	g.vouchedFrom = g.chainDown(g.commitMin, g.appliedIdentity)
 
 	switch {
 	case rec.Fresh || cfg.ReplicaCount == 1:
@@ -537,7 +552,8 @@ func (g *Group) installCheckpoint(ref CheckpointRef) {
 	if len(g.pipeline) == 0 {
 		g.prepareTimeout.stop()
 	}
-	g.commitMin, g.appliedIdentity = ref.Op, ref.Identity
+	g.commitMin, g.appliedIdentity, g.appliedTimestamp = ref.Op, ref.Identity, ref.Timestamp
+	g.vouchedFrom = g.chainDown(ref.Op, ref.Identity)
 	g.timestampMax = max(g.timestampMax, ref.Timestamp)
 	if g.op < ref.Op {
 		g.op = ref.Op
@@ -549,6 +565,32 @@ func (g *Group) installCheckpoint(ref CheckpointRef) {
 	g.caughtUp()
 	g.commitJournal()
 	g.requestRepair()
+}
+
+// chainDown returns the lowest op from which the journal's frames up to op
+// chain to identity (the identity of op, then each frame's parent): the
+// frames the replica can vouch for as canonical. op+1 when the journal
+// does not hold op with that identity.
+func (g *Group) chainDown(op uint64, identity wire.U128) uint64 {
+	floor := max(g.deps.Journal.RetainedFrom(), 1)
+	from := op + 1
+	for ; op >= floor; op-- {
+		frame, held := g.deps.Journal.Frame(op)
+		if !held || wire.HeaderOf(frame).Checksum() != identity {
+			break
+		}
+		from = op
+		var p wire.PrepareHeader
+		p.Decode(wire.HeaderOf(frame))
+		identity = p.Parent
+	}
+	return from
+}
+
+// Applied returns the applied op (commit_min), its prepare identity and its
+// timestamp (zeros at op 0).
+func (g *Group) Applied() (op uint64, identity wire.U128, timestampUs uint64) {
+	return g.commitMin, g.appliedIdentity, g.appliedTimestamp
 }
 
 // CheckpointOp returns the op of the checkpoint the superblock records (or

@@ -472,7 +472,7 @@ func (g *Group) commitJournal() {
 		}
 		g.deps.Machine.Commit(frame)
 		g.commitMin = op
-		g.appliedIdentity = c.Checksum()
+		g.appliedIdentity, g.appliedTimestamp = c.Checksum(), p.Timestamp
 		delete(g.canon, op)
 		g.emit(Event{Kind: EventCommitted, Op: op, Commit: g.commitMax, View: g.view, Header: c, Body: frame[wire.HeaderSize:]})
 		g.caughtUp()

@@ -255,7 +255,14 @@ func (g *Group) onRequestPrepares(asker uint8, h *wire.Header) {
 	}
 	to := min(x.ToOp, max(g.commitMax, g.op))
 	first := x.FromOp
-	if retained := g.deps.Journal.RetainedFrom(); first < retained {
+	retained := g.deps.Journal.RetainedFrom()
+	if g.IsPrimary() && g.vouchedFrom > retained && first < g.vouchedFrom {
+		// The primary vouches for what it serves: ops below vouchedFrom it
+		// cannot, so they are as good as evicted here.
+		g.probe("repair: the primary cannot vouch for ops an install skipped")
+		retained = g.vouchedFrom
+	}
+	if first < retained {
 		// The oldest op retained is also "one past the scanned range" when
 		// none of it is retained: max(from_op, retained, to_op+1) is
 		// retained whenever from_op < retained (wire.md correction 0.3).
@@ -296,8 +303,11 @@ func (g *Group) servable(op uint64) ([]byte, bool) {
 	if !held {
 		return nil, false
 	}
-	if !g.IsPrimary() || op <= g.commitMin {
+	if !g.IsPrimary() {
 		return frame, true
+	}
+	if op <= g.commitMin {
+		return frame, op >= g.vouchedFrom
 	}
 	c, ok := g.canon[op]
 	return frame, ok && c.Checksum() == wire.HeaderOf(frame).Checksum()

@@ -45,13 +45,21 @@ func EncodeManifest(entries []ManifestEntry) []byte {
 	if len(entries) > ManifestEntriesMax {
 		panic(fmt.Sprintf("wire: EncodeManifest with %d entries, max %d", len(entries), ManifestEntriesMax))
 	}
-	return encodeManifest(entries, nil)
+	return encodeManifest(entries, nil, nil)
 }
 
-// encodeManifest writes entries with entry_len 25, or 41 with identities.
-func encodeManifest(entries []ManifestEntry, identities []U128) []byte {
+// encodeManifest writes entries with entry_len 25, 41 with identities, or
+// 49 with identities and timestamps (timestamps only with identities: the
+// tails are nested, each form a prefix of the next).
+func encodeManifest(entries []ManifestEntry, identities []U128, timestamps []uint64) []byte {
+	if timestamps != nil && identities == nil {
+		panic("wire: encodeManifest with timestamps but no identities")
+	}
 	entryLen := ManifestEntryLen
-	if identities != nil {
+	switch {
+	case timestamps != nil:
+		entryLen = ManifestEntryLenStamped
+	case identities != nil:
 		entryLen = ManifestEntryLenIdentified
 	}
 	b := make([]byte, manifestHeaderLen+len(entries)*entryLen+trailerLen)
@@ -66,6 +74,9 @@ func encodeManifest(entries []ManifestEntry, identities []U128) []byte {
 		put64(b[off+17:], e.Checksum)
 		if identities != nil {
 			putU128(b[off+ManifestEntryLen:], identities[i])
+		}
+		if timestamps != nil {
+			put64(b[off+ManifestEntryLenIdentified:], timestamps[i])
 		}
 		off += entryLen
 	}
@@ -154,11 +165,13 @@ func EncodeManifestIdentified(entries []ManifestEntry, identities []U128) []byte
 	if len(identities) != len(entries) || len(entries) > ManifestEntriesMax {
 		panic(fmt.Sprintf("wire: EncodeManifestIdentified with %d entries and %d identities", len(entries), len(identities)))
 	}
-	return encodeManifest(entries, append(make([]U128, 0, len(identities)), identities...))
+	return encodeManifest(entries, append(make([]U128, 0, len(identities)), identities...), nil)
 }
 
 // ManifestIdentities returns the identity tail of each entry of a manifest
 // DecodeManifest accepted: zero for every entry when entry_len is below 41.
+// The identity sits at byte 25 of every entry of 41 bytes or more, so a
+// stamped manifest (entry_len 49) reads the same way.
 func ManifestIdentities(b []byte) []U128 {
 	count := int(u32(b[4:]))
 	entryLen := int(b[8])
@@ -170,4 +183,41 @@ func ManifestIdentities(b []byte) []U128 {
 		ids[i] = getU128(b[manifestHeaderLen+i*entryLen+ManifestEntryLen:])
 	}
 	return ids
+}
+
+// ManifestEntryLenStamped is the entry length of a manifest whose entries
+// carry, after the identity tail of ManifestEntryLenIdentified, the 8-byte
+// prepare timestamp of the op their frontier names: the receiver of a
+// partition offer at op C must know op C's timestamp so that, as a later
+// primary, it never stamps a prepare below it (timestamps never regress).
+// Iggy's decoder skips the tail, as DecodeManifest does.
+const ManifestEntryLenStamped = ManifestEntryLenIdentified + 8
+
+// EncodeManifestStamped builds an ISM1 manifest with entry_len 49: each
+// entry, then identities[i], then timestamps[i] (both zero for an artifact
+// whose frontier is not an op). The three lengths must match and be at most
+// ManifestEntriesMax; anything else is a programming error and panics.
+func EncodeManifestStamped(entries []ManifestEntry, identities []U128, timestamps []uint64) []byte {
+	if len(identities) != len(entries) || len(timestamps) != len(entries) || len(entries) > ManifestEntriesMax {
+		panic(fmt.Sprintf("wire: EncodeManifestStamped with %d entries, %d identities and %d timestamps",
+			len(entries), len(identities), len(timestamps)))
+	}
+	// Non-nil even when empty: nil would select a shorter entry_len.
+	return encodeManifest(entries, append(make([]U128, 0, len(identities)), identities...),
+		append(make([]uint64, 0, len(timestamps)), timestamps...))
+}
+
+// ManifestTimestamps returns the timestamp tail of each entry of a manifest
+// DecodeManifest accepted: zero for every entry when entry_len is below 49.
+func ManifestTimestamps(b []byte) []uint64 {
+	count := int(u32(b[4:]))
+	entryLen := int(b[8])
+	ts := make([]uint64, count)
+	if entryLen < ManifestEntryLenStamped {
+		return ts
+	}
+	for i := range ts {
+		ts[i] = u64(b[manifestHeaderLen+i*entryLen+ManifestEntryLenIdentified:])
+	}
+	return ts
 }

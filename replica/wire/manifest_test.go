@@ -340,3 +340,77 @@ func TestManifestIdentifiedRoundTrip(t *testing.T) {
 		t.Fatalf("a canonical manifest has identities %v", back)
 	}
 }
+
+// TestManifestStampedRoundTrip: a manifest whose entries carry identity
+// and timestamp tails decodes to the same entries as the canonical form,
+// and ManifestIdentities and ManifestTimestamps read the tails back at
+// entry_len 49; shorter forms have no timestamps.
+func TestManifestStampedRoundTrip(t *testing.T) {
+	cases := []struct {
+		name       string
+		entries    []ManifestEntry
+		identities []U128
+		timestamps []uint64
+	}{
+		{"empty", nil, nil, nil},
+		{"sample", artManifestSample(), []U128{{}, {Lo: 0x1122, Hi: 0x3344}}, []uint64{0, 0x0102030405060708}},
+		{"partition", []ManifestEntry{
+			{Kind: ArtifactSegmentLog, Frontier: 0, Len: 300, Checksum: 1},
+			{Kind: ArtifactSegmentLog, Frontier: 7, Len: 900, Checksum: 2},
+			{Kind: ArtifactConsumerOffsets, Frontier: 44, Len: 41, Checksum: 3},
+		}, []U128{{}, {}, {Lo: 44, Hi: 9}}, []uint64{0, 0, 1_700_000_000_000_000}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := EncodeManifestStamped(c.entries, c.identities, c.timestamps)
+			if b[8] != ManifestEntryLenStamped || len(b) != manifestHeaderLen+len(c.entries)*ManifestEntryLenStamped+trailerLen {
+				t.Fatalf("entry_len %d, %d bytes", b[8], len(b))
+			}
+			got, err := DecodeManifest(b)
+			if err != nil {
+				t.Fatalf("DecodeManifest: %v", err)
+			}
+			canonical, err := DecodeManifest(EncodeManifest(c.entries))
+			if err != nil || !slices.Equal(got, canonical) || !slices.Equal(got, c.entries) {
+				t.Fatalf("decoded %+v, canonical %+v (%v), want %+v", got, canonical, err, c.entries)
+			}
+			wantIDs, wantTs := c.identities, c.timestamps
+			if wantIDs == nil {
+				wantIDs, wantTs = []U128{}, []uint64{}
+			}
+			if back := ManifestIdentities(b); !slices.Equal(back, wantIDs) {
+				t.Fatalf("identities %v, want %v", back, wantIDs)
+			}
+			if back := ManifestTimestamps(b); !slices.Equal(back, wantTs) {
+				t.Fatalf("timestamps %v, want %v", back, wantTs)
+			}
+			zeros := make([]uint64, len(c.entries))
+			if back := ManifestTimestamps(EncodeManifestIdentified(c.entries, wantIDs)); !slices.Equal(back, zeros) {
+				t.Fatalf("an identified manifest has timestamps %v", back)
+			}
+			if back := ManifestTimestamps(EncodeManifest(c.entries)); !slices.Equal(back, zeros) {
+				t.Fatalf("a canonical manifest has timestamps %v", back)
+			}
+		})
+	}
+}
+
+// TestManifestStampedTailsAtTheirOffsets pins the layout of a stamped
+// entry: the identity at byte 25, the timestamp at byte 41, little-endian.
+func TestManifestStampedTailsAtTheirOffsets(t *testing.T) {
+	b := EncodeManifestStamped(artManifestSample()[:1], []U128{{Lo: 0x0807060504030201, Hi: 0x100f0e0d0c0b0a09}}, []uint64{0x1817161514131211})
+	e := b[manifestHeaderLen:][:ManifestEntryLenStamped]
+	for i := range 24 {
+		if e[ManifestEntryLen+i] != byte(i+1) {
+			t.Fatalf("tail byte %d is %#x, want %#x", i, e[ManifestEntryLen+i], i+1)
+		}
+	}
+}
+
+func TestManifestStampedAssertions(t *testing.T) {
+	e := artManifestSample()
+	artMustPanic(t, "fewer timestamps", func() { EncodeManifestStamped(e, make([]U128, 2), make([]uint64, 1)) })
+	artMustPanic(t, "fewer identities", func() { EncodeManifestStamped(e, make([]U128, 1), make([]uint64, 2)) })
+	n := ManifestEntriesMax + 1
+	artMustPanic(t, "above the max", func() { EncodeManifestStamped(make([]ManifestEntry, n), make([]U128, n), make([]uint64, n)) })
+}

@@ -1,0 +1,111 @@
+package vsr
+
+import (
+	"testing"
+
+	"github.com/iggy-vopr/vopr/replica/wire"
+)
+
+// TestPrimaryDoesNotServeFramesAnInstallSkipped scripts the path behind VOPR
+// seed 191 (-evicted-ring 1 -flush-messages 1): a primary's journal still
+// holds prepares of an old view at ops its install skipped (they were never
+// applied from the journal, and are not the committed ones), and its
+// backups take the primary's frames of committed ops unchecked. r0 commits
+// ops 1..3 with r1 and r2, then holds stale prepares at ops 4 and 5 and
+// installs a state at op 6 whose op 6 its journal lacks: asked for ops 4..6
+// it serves none of them and answers RangeEvicted at op 7, while ops 1..3,
+// which chain down from what it applied, are still served.
+func TestPrimaryDoesNotServeFramesAnInstallSkipped(t *testing.T) {
+	c := newCluster(t, 3, 31)
+	r0 := c.replicas[0]
+	for req := uint64(1); req <= 3; req++ {
+		proposeAt(t, r0, req)
+		c.settle()
+	}
+	c.tick(0, 80)
+	if r0.group.CommitMin() < 3 || !r0.group.IsPrimary() {
+		c.dump()
+		t.Fatalf("r0: commit_min %d, primary %v", r0.group.CommitMin(), r0.group.IsPrimary())
+	}
+	// Stale prepares at ops 4 and 5, chained to op 3 as an old view's were.
+	parent := c.canon[3]
+	for op := uint64(4); op <= 5; op++ {
+		x := wire.PrepareHeader{Prefix: wire.Prefix{Cluster: r0.group.cfg.Cluster, Replica: 0, Command: wire.CommandPrepare}, Op: op, Parent: parent, Group: r0.group.cfg.Group,
+			Commit: 3, Timestamp: 1 << 40, Operation: wire.OperationCreateStream, Request: 100 + op, Client: wire.U128From64(7)}
+		f := wire.BuildFrame(&x, []byte{byte(op)})
+		r0.journal.frames[op] = f
+		parent = wire.HeaderOf(f).Checksum()
+	}
+	installed := false
+	r0.group.Install(CheckpointRef{Op: 6, Identity: wire.U128From64(66), Timestamp: 1 << 41}, wire.U128From64(66), func() {}, func(ok bool) {
+		installed = ok
+	})
+	c.settle()
+	if !installed || r0.group.CommitMin() != 6 || !r0.group.IsPrimary() {
+		t.Fatalf("install: %v, commit_min %d, primary %v", installed, r0.group.CommitMin(), r0.group.IsPrimary())
+	}
+	var served []uint64
+	evictedAt := uint64(0)
+	c.observe = func(m message) {
+		if m.from != 0 || m.to != 1 {
+			return
+		}
+		h := wire.HeaderOf(m.frame)
+		switch h.Command() {
+		case wire.CommandRepairPrepare:
+			var x wire.PrepareHeader
+			x.Decode(h)
+			served = append(served, x.Op)
+		case wire.CommandRangeEvicted:
+			var x wire.RepairRangeHeader
+			x.Decode(h)
+			evictedAt = x.Op
+		}
+	}
+	ask := func(from, to uint64) {
+		served, evictedAt = nil, 0
+		req := wire.RequestPreparesHeader{Prefix: wire.Prefix{Cluster: r0.group.cfg.Cluster, Replica: 1}, Nonce: wire.U128From64(from),
+			FromOp: from, ToOp: to, Group: r0.group.cfg.Group}
+		r0.group.Receive(1, wire.BuildFrame(&req, nil))
+	}
+	ask(4, 6)
+	if len(served) != 0 || evictedAt != 7 {
+		t.Fatalf("asked for ops 4..6: served %v, RangeEvicted at %d; want nothing served and RangeEvicted at 7", served, evictedAt)
+	}
+	if c.probes["repair: the primary cannot vouch for ops an install skipped"] == 0 {
+		t.Fatalf("probe never fired (probes %v)", c.probes)
+	}
+	// Below the install the journal's frames are what r0 applied, but the
+	// install's identity does not chain down to them: r0 vouches for none.
+	ask(1, 3)
+	if len(served) != 0 || evictedAt != 7 {
+		t.Fatalf("asked for ops 1..3: served %v, RangeEvicted at %d", served, evictedAt)
+	}
+}
+
+// TestChainDownVouchesForTheAppliedChain: the frames a replica applied
+// chain down from its applied identity, so a primary still serves them.
+func TestChainDownVouchesForTheAppliedChain(t *testing.T) {
+	c := newCluster(t, 3, 32)
+	r0 := c.replicas[0]
+	for req := uint64(1); req <= 4; req++ {
+		proposeAt(t, r0, req)
+		c.settle()
+	}
+	c.tick(0, 80)
+	g := r0.group
+	if g.CommitMin() < 4 {
+		t.Fatalf("commit_min %d", g.CommitMin())
+	}
+	if from := g.chainDown(g.CommitMin(), g.appliedIdentity); from != 1 {
+		t.Fatalf("chainDown from op %d: %d, want 1", g.CommitMin(), from)
+	}
+	if from := g.chainDown(4, wire.U128From64(5)); from != 5 {
+		t.Fatalf("chainDown with another identity: %d, want 5", from)
+	}
+	for op := uint64(1); op <= 4; op++ {
+		if _, ok := g.servable(op); !ok {
+			t.Fatalf("op %d not servable", op)
+		}
+	}
+}
