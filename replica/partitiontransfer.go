@@ -1,6 +1,8 @@
 package replica
 
 import (
+	"fmt"
+
 	"github.com/iggy-vopr/vopr/replica/partition"
 	"github.com/iggy-vopr/vopr/replica/transfer"
 	"github.com/iggy-vopr/vopr/replica/vsr"
@@ -71,6 +73,9 @@ func (h *partitionHost) startPartitionFetch(g *partitionGroup, peer uint8) {
 		t.holds = true
 		h.transfersHeld++
 	}
+	if h.transfersHeld > transfer.PartitionTransfersMax || h.transfersHeld < 1 {
+		panic(fmt.Sprintf("replica %d: %d partition transfers under way, at most %d", r.cfg.Replica, h.transfersHeld, transfer.PartitionTransfersMax))
+	}
 	cfg := transfer.FetchConfig{Cluster: r.cfg.Cluster(), Group: g.ref.Group, Replica: r.cfg.Replica, Replicas: r.cfg.ReplicaCount,
 		ChunkLen: uint32(transfer.ChunkLen(r.cfg.Profile.FrameSizeMax)), StallTicks: stallTicks,
 		PayloadMax: transfer.PartitionArtifactMax, Plane: transfer.PlanePartition}
@@ -110,6 +115,9 @@ func (h *partitionHost) releasePlace(g *partitionGroup) {
 	}
 	t.holds = false
 	h.transfersHeld--
+	if h.transfersHeld < 0 {
+		panic(fmt.Sprintf("replica %d: %d partition transfers under way", h.r.cfg.Replica, h.transfersHeld))
+	}
 	for h.transfersHeld < transfer.PartitionTransfersMax && len(h.transferQueue) > 0 {
 		id := h.transferQueue[0]
 		h.transferQueue = h.transferQueue[1:]

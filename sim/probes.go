@@ -112,6 +112,7 @@ func ProbeCatalogue() []Probe {
 		{Name: "view change truncated above an op with a nack quorum", Meaning: "the merge truncated the log above a provably uncommitted op", Scenario: famStorage},
 		{Name: "view change truncated an op on a nack quorum", Meaning: "the merge truncated an op a nack quorum proved uncommitted", Scenario: famStorage},
 		{Name: "view change waits for a body nobody reported", Meaning: "the new primary waits for a body that no vote reported", Scenario: famStorage},
+		{Name: "view change: the head is applied here, its header is not needed", Meaning: "a new primary that applied the committed head (a state transfer's op, whose header no journal holds) started the view without it", Scenario: famRing},
 		{Name: "view change waits for a header", Meaning: "the new primary waits for a header to decide an op", Scenario: famStorage},
 		{Name: "view started without us: StartView requested", Meaning: "a replica in view change for a view that started without it asked for the StartView", Scenario: famPartition},
 

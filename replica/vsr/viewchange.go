@@ -686,6 +686,18 @@ func (g *Group) mergeVotes(votes []*dvcVote) (m *mergeResult, broken uint64, ok 
 				g.probe("view change took a header the op above names")
 			}
 		}
+		if !ok && op == head && op <= m.commitMax && g.commitMin >= op {
+			// The head is committed and applied here: this replica, the new
+			// primary, knows its identity (the one it applied) and needs no
+			// vote to report it. After a state transfer installed op C, no
+			// journal holds op C's header (the install brings the state, not
+			// the prepare), and an idle group whose head is C would wait for
+			// ever for a header nobody can send (VOPR seed 3562540142 -long:
+			// every voter of partition group 579 had installed or lost op
+			// 14, 4,467 views in a row).
+			g.probe("view change: the head is applied here, its header is not needed")
+			continue
+		}
 		if !ok {
 			if op > m.commitMax || op == head {
 				g.probe("view change waits for a header")

@@ -109,3 +109,48 @@ func TestChainDownVouchesForTheAppliedChain(t *testing.T) {
 		}
 	}
 }
+
+// TestViewChangeStartsWithoutTheAppliedHeadsHeader scripts the stall behind
+// VOPR seed 3562540142 -long: in a memory-journal group every replica has
+// applied the head op, and no journal holds its prepare any more (a state
+// transfer installed it, or a flush purged it), so no DoViewChange reports
+// the head's header. The new primary applied the head and knows its
+// identity: the view starts without the header instead of waiting for one
+// nobody can send.
+func TestViewChangeStartsWithoutTheAppliedHeadsHeader(t *testing.T) {
+	c := newTunedCluster(t, 3, 33, func(cfg *Config) { cfg.MemoryJournal = true })
+	r0, r1, r2 := c.replicas[0], c.replicas[1], c.replicas[2]
+	for req := uint64(1); req <= 3; req++ {
+		proposeAt(t, r0, req)
+		c.settle()
+	}
+	c.tick(0, 80)
+	c.settle()
+	for _, r := range c.replicas {
+		if r.group.CommitMin() != 3 {
+			c.dump()
+			t.Fatalf("replica %d: commit_min %d, want 3", r.id, r.group.CommitMin())
+		}
+		for op := uint64(1); op <= 3; op++ {
+			delete(r.journal.frames, op)
+			delete(r.journal.durable, op)
+		}
+		r.journal.evicted = 3
+	}
+	c.isolate(0)
+	ok := c.runUntil(400_000, func() bool {
+		return r1.group.Status() == StatusNormal && r1.group.View() > 0 && r1.group.IsPrimary() &&
+			r2.group.Status() == StatusNormal && r2.group.View() == r1.group.View()
+	})
+	if !ok {
+		c.dump()
+		t.Fatalf("no view started without r0: r1 %v view %d, r2 %v view %d (probes %v)",
+			r1.group.Status(), r1.group.View(), r2.group.Status(), r2.group.View(), c.probes)
+	}
+	if c.probes["view change: the head is applied here, its header is not needed"] == 0 {
+		t.Fatalf("the view started some other way (probes %v)", c.probes)
+	}
+	if r1.group.Op() != 3 || r1.group.CommitMin() != 3 {
+		t.Fatalf("r1: op %d commit_min %d, want 3 and 3", r1.group.Op(), r1.group.CommitMin())
+	}
+}
