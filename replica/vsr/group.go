@@ -220,7 +220,14 @@ func New(cfg Config, deps Deps, rec Recovered) *Group {
 		unwritten: rec.Unwritten,
 		commitMax: rec.State.CommitMax,
 		commitMin: rec.Checkpoint.Op,
-		op:        max(rec.Head, rec.Checkpoint.Op),
+		// The head is at least the recorded checkpoint's op, readable or
+		// not: that op is committed and was in the log this replica went
+		// Normal with, and a vote whose head fell below it would say the
+		// replica's log of its log_view ends before it (an implied nack of
+		// a committed op, VOPR seed 3729636 -long: a checkpoint installed
+		// by state transfer, unreadable after the next crash, and a journal
+		// that never held op 390).
+		op: max(rec.Head, rec.Checkpoint.Op, rec.State.CheckpointOp),
 		// A checkpoint the replica could not read stays recorded (the
 		// journal's ring has wrapped over the ops it covers, so they are
 		// gone from here): the group applies from op 1 what it still can,

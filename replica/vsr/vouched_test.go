@@ -154,3 +154,43 @@ func TestViewChangeStartsWithoutTheAppliedHeadsHeader(t *testing.T) {
 		t.Fatalf("r1: op %d commit_min %d, want 3 and 3", r1.group.Op(), r1.group.CommitMin())
 	}
 }
+
+// TestRestartBelowAnUnreadableCheckpointKeepsItsOpInTheHead scripts the
+// path behind VOPR seed 3729636 -long: a replica whose superblock records
+// checkpoint op 4 (installed by a state transfer: its journal never held
+// ops 3 and 4) restarts unable to read the checkpoint. Its head stays at
+// op 4 (committed, and in the log it went Normal with), so its vote's log
+// of its log_view does not end below it: a vote ending at op 2 would imply
+// a nack of committed ops ("log_view without its log").
+func TestRestartBelowAnUnreadableCheckpointKeepsItsOpInTheHead(t *testing.T) {
+	c := newCluster(t, 3, 34)
+	r0, r2 := c.replicas[0], c.replicas[2]
+	for req := uint64(1); req <= 4; req++ {
+		proposeAt(t, r0, req)
+		c.settle()
+	}
+	c.tick(0, 80)
+	c.settle()
+	if r2.group.CommitMin() != 4 {
+		c.dump()
+		t.Fatalf("r2: commit_min %d, want 4", r2.group.CommitMin())
+	}
+	r2.group.Checkpoint(4, wire.U128From64(44), func() {})
+	c.settle()
+	if r2.journal.durableState.CheckpointOp != 4 {
+		t.Fatalf("r2's superblock records checkpoint %d, want 4", r2.journal.durableState.CheckpointOp)
+	}
+	for op := uint64(3); op <= 4; op++ {
+		delete(r2.journal.durable, op)
+		delete(r2.journal.frames, op)
+	}
+	r2.crash()
+	r2.start(false) // the harness restores no checkpoint: it reads as unreadable
+	if got := r2.group.Op(); got != 4 {
+		t.Fatalf("r2 restarted with head op %d below its recorded checkpoint 4", got)
+	}
+	v := r2.group.buildVote()
+	if v.op != 4 || v.commit != 4 || !v.nack.IsZero() {
+		t.Fatalf("r2's vote: op %d commit %d nacks %v; want head 4, commit 4, no nack", v.op, v.commit, v.nack)
+	}
+}
