@@ -30,7 +30,14 @@
 #
 # Environment: DURATION (default 1h; h, m and s units as in 1h30m, 10m or
 # 90s; at least 10s), PARALLEL (default nproc), VOPR (default bin/vopr),
-# OUT (default nightly), SEEDS_DIR (default seeds).
+# OUT (default nightly), SEEDS_DIR (default seeds), SEED (the first seed
+# of the swarm and long campaigns, passed as -seed; random when unset),
+# SHARD (i/n with 0 <= i < n: this machine's shard of a nightly job run on
+# n machines, passed as -shard to the swarm and long campaigns, which then
+# need SEED, the same on every machine; of the long-run regression seeds,
+# the k-th in file order runs on shard k mod n). Unset, the job is the
+# whole campaign. vopr report merges the shards' swarm.jsonl (and their
+# long.jsonl) into one table.
 set -u
 
 usage() {
@@ -61,6 +68,8 @@ PARALLEL=${PARALLEL:-$(nproc)}
 VOPR=${VOPR:-bin/vopr}
 OUT=${OUT:-nightly}
 SEEDS_DIR=${SEEDS_DIR:-seeds}
+SEED=${SEED:-}
+SHARD=${SHARD:-}
 
 # seconds D: D (as 1h30m, 10m, 90s) in seconds, or nothing if D is not one.
 seconds() {
@@ -82,6 +91,26 @@ total=$(seconds "$DURATION") || die_usage "DURATION=$DURATION: want a duration s
 case $PARALLEL in
 '' | *[!0-9]* | 0) die_usage "PARALLEL=$PARALLEL: want a positive integer" ;;
 esac
+case $SEED in
+'') ;;
+*[!0-9a-fA-F]*) die_usage "SEED=$SEED: want a decimal u64 (or a 40-hex commit hash)" ;;
+esac
+shard_i=0 shard_n=1
+if [ -n "$SHARD" ]; then
+	shard_i=${SHARD%%/*} shard_n=${SHARD#*/}
+	case $shard_i/$shard_n in
+	*[!0-9/]* | /* | */ | */*/*) die_usage "SHARD=$SHARD: want i/n with 0 <= i < n" ;;
+	esac
+	[ "$shard_n" -ge 1 ] && [ "$shard_i" -lt "$shard_n" ] || die_usage "SHARD=$SHARD: want i/n with 0 <= i < n"
+	if [ "$shard_n" -gt 1 ] && [ -z "$SEED" ]; then
+		die_usage "SHARD=$SHARD needs SEED: every shard of a campaign starts from the same first seed"
+	fi
+fi
+# The campaigns' flags for SEED and SHARD (none when unset: a random first
+# seed, the whole campaign).
+campaign_flags=
+[ -n "$SEED" ] && campaign_flags="-seed $SEED"
+[ -n "$SHARD" ] && campaign_flags="${campaign_flags:+$campaign_flags }-shard $SHARD"
 long_share=$((total / 10))
 swarm_share=$((total - long_share))
 
@@ -171,19 +200,24 @@ stage() {
 	rc=$?
 	t1=$(date +%s)
 	note_status $rc
-	seeds=$(grep -c '^{' "$dir/$name.jsonl" 2>/dev/null)
+	# Seeds' lines only, not the campaign's start and end records.
+	seeds=$(grep -c '^{"schema":[0-9]*,"seed":' "$dir/$name.jsonl" 2>/dev/null)
 	secs=$((t1 - t0))
 	rate=$(awk -v n="${seeds:-0}" -v s="$secs" 'BEGIN { printf "%.2f", (s > 0 ? n / s : n) }')
 	echo "$name: vopr $*; exit $rc; seeds $seeds in $secs s; seeds_per_second $rate" >>"$manifest"
 }
 
-stage swarm -duration "${swarm_share}s" -parallel "$PARALLEL" -keep-going -json
+# shellcheck disable=SC2086 # campaign_flags are words
+stage swarm -duration "${swarm_share}s" -parallel "$PARALLEL" -keep-going $campaign_flags -json
 
 long_start=$(date +%s)
+k=-1
 for f in "$SEEDS_DIR"/*.seed; do
 	[ "$interrupted" = 0 ] || break
 	[ -f "$f" ] || continue
 	grep -q '^test: *vopr-long *$' "$f" || continue
+	k=$((k + 1))
+	[ $((k % shard_n)) -eq "$shard_i" ] || continue
 	seed=$(sed -n 's/^seed: *//p' "$f")
 	flags=$(sed -n 's/^flags: *//p' "$f")
 	# shellcheck disable=SC2086 # flags are words
@@ -193,7 +227,8 @@ done
 if [ "$interrupted" = 0 ]; then
 	left=$((long_share - ($(date +%s) - long_start)))
 	[ "$left" -ge 1 ] || left=1
-	stage long -long -duration "${left}s" -parallel "$PARALLEL" -keep-going -json
+	# shellcheck disable=SC2086 # campaign_flags are words
+	stage long -long -duration "${left}s" -parallel "$PARALLEL" -keep-going $campaign_flags -json
 fi
 
 # Every failing seed again, with its trace: its reproduce command (the last
@@ -201,7 +236,7 @@ fi
 failures=0
 if [ "$interrupted" = 0 ]; then
 	for name in $stages; do
-		grep '^{' "$dir/$name.jsonl" | grep -v '"result":"pass"' |
+		grep '^{"schema":[0-9]*,"seed":' "$dir/$name.jsonl" | grep -v '"result":"pass"' |
 			sed -n 's/.*"reproduce":"vopr \([^"]*\)".*/\1/p'
 	done >"$dir/failures.txt"
 	while read -r args; do
@@ -223,6 +258,8 @@ fi
 	echo "end: $(now)"
 	echo "duration: $DURATION ($total s: swarm $swarm_share s, long runs $long_share s)"
 	echo "parallel: $PARALLEL"
+	[ -n "$SEED" ] && echo "seed: $SEED"
+	[ -n "$SHARD" ] && echo "shard: $SHARD"
 	echo "interrupted: $([ "$interrupted" = 1 ] && echo yes || echo no)"
 	echo "vopr: $version"
 	cat "$manifest"

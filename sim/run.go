@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/iggy-vopr/vopr/network"
+	"github.com/iggy-vopr/vopr/sim/kernel"
 )
 
 // Run runs one seed with its options: the safety phase, then (unless Lite)
@@ -31,10 +32,34 @@ type Outputs struct {
 	// search that runs out is Unknown, which fails nothing.
 	Porcupine        bool
 	PorcupineTimeout time.Duration
+	// RecordTrace, when non-nil, receives the kernel's per-event trace
+	// (kernel.Loop.RecordTrace): every event folded into the digest, with
+	// its time, kind, node and hash, from the first event on. Two runs of
+	// one seed compared with kernel.DescribeDivergence name the first
+	// event where they part (vopr -check-determinism). Off by default: it
+	// holds every event in memory (a kernel.TraceEntry, some 48 bytes,
+	// each), and recording changes nothing else, the digest included.
+	RecordTrace *[]kernel.TraceEntry
 }
 
 // RunWith is Run with every output.
-func RunWith(o Options, out Outputs) Result { return runVOPR(o, out, nil) }
+func RunWith(o Options, out Outputs) Result {
+	if out.RecordTrace == nil {
+		return runVOPR(o, out, nil)
+	}
+	// The hook sees the cluster before its first event fires, so the
+	// trace starts where the digest does.
+	var loop *kernel.Loop
+	res := runVOPR(o, out, func(c *Cluster) {
+		loop = c.Loop
+		loop.RecordTrace(true)
+	})
+	*out.RecordTrace = nil
+	if loop != nil {
+		*out.RecordTrace = loop.Trace()
+	}
+	return res
+}
 
 // Performance is the fixed, fault-free configuration of `vopr -performance`,
 // so that its frames per committed op per command are a deterministic

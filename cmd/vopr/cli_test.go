@@ -18,6 +18,7 @@ import (
 
 	"github.com/iggy-vopr/vopr/network"
 	"github.com/iggy-vopr/vopr/sim"
+	"github.com/iggy-vopr/vopr/sim/kernel"
 )
 
 // fakeSim is a simulator whose results are a function of the seed, and
@@ -30,12 +31,23 @@ type fakeSim struct {
 	gate func(seed uint64)
 	// clock, when set, advances by a second per run (a fake wall clock).
 	clock *fakeClock
+	// diverge: seeds whose digest changes from one run to the next (a
+	// nondeterministic simulator); the traces Outputs.RecordTrace gets for
+	// them (five events) part at the index given, or never when it is 5
+	// or more.
+	diverge map[uint64]int
+	runs    map[uint64]int // runs so far, per seed
 }
 
 func (f *fakeSim) run(o sim.Options, out sim.Outputs) sim.Result {
 	trace := out.Trace
 	f.mu.Lock()
 	f.got = append(f.got, o)
+	if f.runs == nil {
+		f.runs = map[uint64]int{}
+	}
+	nth := f.runs[o.Seed]
+	f.runs[o.Seed]++
 	f.mu.Unlock()
 	if f.gate != nil {
 		f.gate(o.Seed)
@@ -81,6 +93,20 @@ func (f *fakeSim) run(o sim.Options, out sim.Outputs) sim.Result {
 	if s%10 == 7 && r.Outcome == sim.Pass {
 		r.Liveness = sim.LivenessExplained
 		r.Explanation = "op 12 missing on every core replica"
+	}
+	at, diverges := f.diverge[s]
+	if diverges {
+		r.Digest += uint64(nth)
+	}
+	if out.RecordTrace != nil {
+		events := make([]kernel.TraceEntry, 5)
+		for i := range events {
+			events[i] = kernel.TraceEntry{AtNs: int64(i) * 1000, Seq: uint64(i + 1), Kind: "network.deliver", Node: int32(i % 3), Hash: s + uint64(i)}
+		}
+		if diverges && at < len(events) {
+			events[at].Hash += uint64(nth)
+		}
+		*out.RecordTrace = events
 	}
 	return r
 }
@@ -341,6 +367,14 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-bogus"}, "flag provided but not defined: -bogus"},
 		{[]string{"nonsense"}, `unexpected argument "nonsense"`},
 		{[]string{"-seed", "1", "2"}, `unexpected argument "2"`},
+		{[]string{"-seed", "1", "-seeds", "9", "-shard", "3/3"}, `invalid value "3/3" for flag -shard: want i/n with 0 <= i < n`},
+		{[]string{"-seed", "1", "-seeds", "9", "-shard", "0/0"}, "want i/n with 0 <= i < n"},
+		{[]string{"-seed", "1", "-seeds", "9", "-shard", "1"}, "want i/n with 0 <= i < n"},
+		{[]string{"-seed", "1", "-seeds", "9", "-shard", "-1/2"}, "want i/n with 0 <= i < n"},
+		{[]string{"-seed", "1", "-seeds", "9", "-shard", "a/b"}, "want i/n with 0 <= i < n"},
+		{[]string{"-seeds", "9", "-shard", "1/2"}, "-shard 1/2 needs -seed N"},
+		{[]string{"-seed", "1", "-shard", "0/2"}, "-shard 0/2 splits a campaign"},
+		{[]string{"-performance", "-shard", "0/1"}, "-shard 0/1 splits a campaign"},
 	} {
 		f := &fakeSim{}
 		stdout, stderr, code := cli(t, f, c.args...)
@@ -870,9 +904,16 @@ func TestJSON(t *testing.T) {
 	if code != 129 {
 		t.Fatalf("exit %d", code)
 	}
-	ls := lines(stdout)
-	if len(ls) != 3 {
-		t.Fatalf("%d lines:\n%s", len(ls), stdout)
+	ls, records := splitJSON(lines(stdout))
+	if len(ls) != 3 || len(records) != 2 {
+		t.Fatalf("%d seed lines, %d records:\n%s", len(ls), len(records), stdout)
+	}
+	// The campaign's records open and close it.
+	all := lines(stdout)
+	if all[0] != records[0] || all[len(all)-1] != records[1] ||
+		!strings.HasPrefix(records[0], `{"schema":1,"campaign":"start","first":"100","shard":"0/1","started_at":"0001-01-01T00:00:00Z","build":{`) ||
+		records[1] != `{"schema":1,"campaign":"end","first":"100","shard":"0/1","seeds":3,"interrupted":false,"started_at":"0001-01-01T00:00:00Z","ended_at":"0001-01-01T00:00:00Z","wall_seconds":0,"seeds_per_second":0}` {
+		t.Errorf("records %q", records)
 	}
 	var knobNames []string
 	for _, k := range knobs {
@@ -933,6 +974,19 @@ func TestJSON(t *testing.T) {
 	if ls := lines(stdout); len(ls) != 1 || !json.Valid([]byte(ls[0])) {
 		t.Errorf("-json: %q", stdout)
 	}
+}
+
+// splitJSON parts a -json output's lines into the seeds' lines and the
+// campaign records.
+func splitJSON(ls []string) (seeds, records []string) {
+	for _, l := range ls {
+		if strings.HasPrefix(l, `{"schema":1,"campaign":`) {
+			records = append(records, l)
+		} else if l != "" {
+			seeds = append(seeds, l)
+		}
+	}
+	return seeds, records
 }
 
 func TestTrace(t *testing.T) {

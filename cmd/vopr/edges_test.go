@@ -456,11 +456,11 @@ func TestCampaignInterrupt(t *testing.T) {
 		table := stdout
 		if slices.Contains(c.args, "-json") {
 			table = stderr
-			ls := lines(stdout)
-			if len(ls) != 2 {
-				t.Errorf("%s: %d JSON lines", c.name, len(ls))
+			ls, records := splitJSON(lines(stdout))
+			if len(ls) != 2 || len(records) != 2 || !strings.Contains(records[1], `"seeds":2,"interrupted":true,`) {
+				t.Errorf("%s: %d JSON lines, records %q", c.name, len(ls), records)
 			}
-			for _, l := range ls {
+			for _, l := range lines(stdout) {
 				if !json.Valid([]byte(l)) {
 					t.Errorf("%s: torn JSON line %q", c.name, l)
 				}

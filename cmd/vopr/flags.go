@@ -275,6 +275,70 @@ type config struct {
 	long        bool       // the long-run preset (sim.Long) instead of the swarm
 	version     bool       // print the build and exit
 	overrides   []override // in the order of knobs (see sortOverrides)
+	// checkDeterminism runs every seed twice and compares the digests
+	// (-check-determinism).
+	checkDeterminism bool
+	shard            shardFlag // -shard i/n; n is 1 without it
+}
+
+// shardFlag is -shard i/n: the campaign's shard i of n. Shard i runs the
+// seeds N+j of the campaign with j mod n == i, so that n machines given
+// the same command (and the same -seed) run the campaign between them,
+// each seed once.
+type shardFlag struct {
+	index, count uint64 // i and n; count is 0 until parsed (read as 1)
+}
+
+// n is the number of shards: 1 without -shard.
+func (f *shardFlag) n() uint64 { return max(f.count, 1) }
+
+// sharded reports whether the campaign is split (n > 1).
+func (f *shardFlag) sharded() bool { return f.count > 1 }
+
+func (f *shardFlag) String() string {
+	if f == nil {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", f.index, f.n())
+}
+
+func (f *shardFlag) Set(s string) error {
+	i, n, err := parseShard(s)
+	if err != nil {
+		return err
+	}
+	f.index, f.count = i, n
+	return nil
+}
+
+// parseShard reads "i/n" with 0 <= i < n.
+func parseShard(s string) (index, count uint64, err error) {
+	is, ns, ok := strings.Cut(s, "/")
+	i, ierr := strconv.ParseUint(is, 10, 64)
+	n, nerr := strconv.ParseUint(ns, 10, 64)
+	if !ok || ierr != nil || nerr != nil || n < 1 || i >= n {
+		return 0, 0, errors.New("want i/n with 0 <= i < n")
+	}
+	return i, n, nil
+}
+
+// nth is the seed of the i-th run of the campaign's shard: N + index +
+// i*n, the i-th of the seeds N+j with j mod n == index. ok is false past
+// the campaign's end: j at or beyond -seeds K, or (wrapped) a seed past
+// the last u64, which a -duration campaign stops at.
+func (c *config) nth(start, i uint64) (seed uint64, ok, wrapped bool) {
+	n := c.shard.n()
+	if i > (math.MaxUint64-c.shard.index)/n {
+		return 0, false, true
+	}
+	j := c.shard.index + i*n
+	if c.seeds > 0 && j >= uint64(c.seeds) {
+		return 0, false, false
+	}
+	if j > math.MaxUint64-start {
+		return 0, false, true
+	}
+	return start + j, true, false
 }
 
 // durationMin is the shortest -duration accepted. A campaign checks its
@@ -325,6 +389,8 @@ func parseArgs(args []string, stderr io.Writer) (cfg *config, printed bool, err 
 	fs.BoolVar(&cfg.performance, "performance", false, "")
 	fs.BoolVar(&cfg.long, "long", false, "")
 	fs.BoolVar(&cfg.version, "version", false, "")
+	fs.BoolVar(&cfg.checkDeterminism, "check-determinism", false, "")
+	fs.Var(&cfg.shard, "shard", "")
 	for i := range knobs {
 		fs.Var(&knobFlag{knob: &knobs[i], cfg: cfg}, knobs[i].name, "")
 	}
@@ -355,6 +421,12 @@ func parseArgs(args []string, stderr io.Writer) (cfg *config, printed bool, err 
 		// Seeds are u64s: seed N+K-1 would wrap to a low seed nobody asked for.
 		return nil, false, &usageError{fmt.Sprintf("-seed %d -seeds %d: the campaign would run past seed %d, the last u64; start at %d at most",
 			cfg.seed.value, cfg.seeds, uint64(math.MaxUint64), uint64(math.MaxUint64)-uint64(cfg.seeds-1))}
+	case given["shard"] && !cfg.campaign():
+		return nil, false, &usageError{fmt.Sprintf("-shard %s splits a campaign: give -seeds K or -duration D too", &cfg.shard)}
+	case cfg.shard.sharded() && !cfg.seed.set:
+		// Each machine would draw its own first seed: the shards would be
+		// slices of different campaigns, neither disjoint nor covering one.
+		return nil, false, &usageError{fmt.Sprintf("-shard %s needs -seed N: every shard of a campaign starts from the same first seed", &cfg.shard)}
 	case cfg.performance:
 		for _, name := range []string{"seed", "seeds", "duration", "parallel", "keep-going", "faults", "lite", "long"} {
 			if given[name] {
@@ -593,6 +665,8 @@ const usageText = `usage:
   vopr -version                              the build: module version and VCS revision
   vopr decode [-json] [-hex] [-max-frame BYTES] [FILE]
                                              print the frames of a replica-port stream
+  vopr report [-json] FILE...                merge campaigns' -json output (the shards of
+                                             one campaign) into one campaign table
 
 flags:
   -seed N          the seed: a decimal u64, or a 40-hex commit hash (read as its
@@ -606,6 +680,15 @@ flags:
                    order; more than the CPUs (GOMAXPROCS) is capped at the CPUs, with a
                    warning, since it adds only memory
   -keep-going      do not stop the campaign at the first failure
+  -shard i/n       run shard i of n (0 <= i < n) of the campaign, so that n machines
+                   given the same command and -seed run it between them: with -seeds K,
+                   the seeds N+j for j in [0,K) with j mod n == i; with -duration, N+i,
+                   N+i+n, ... until D has passed; vopr report merges the shards' -json
+  -check-determinism
+                   run every seed twice and compare the digests: two that differ fail
+                   the seed (result=error, unless it failed worse already), and two more
+                   runs with the kernel's event trace recorded name the first event
+                   where they part; -json says determinism=ok or diverged
   -long            the long-run preset: every seed's swarm draw, with safety-ticks=10000000,
                    3500 requests (1750 with more clients than the client table's 8
                    slots, whose evictions cost a Register each) and think-ticks spreading
@@ -614,7 +697,8 @@ flags:
   -json            one JSON object per seed, one line each (schema 1, keys in README.md):
                    the summary line's keys, then evictions, indefinite, build, options,
                    disabled, probes and the failure's details (a campaign's summary
-                   table then goes to stderr)
+                   table then goes to stderr); a campaign's first and last lines are
+                   its records ("campaign":"start" and "end", with wall-clock times)
   -trace FILE      write every event as JSON lines to FILE (replica events, process,
                    network and disk faults, client invocations and completions; each
                    line has at_ns and kind); in a campaign, to one file per seed, FILE

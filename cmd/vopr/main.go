@@ -37,6 +37,18 @@
 // reads a stream of replica-port frames (from FILE, or stdin) and prints
 // every frame.
 //
+//	vopr -seeds K | -duration D -seed N -shard i/n -json ... > shard-i.jsonl
+//	vopr report [-json] shard-*.jsonl
+//
+// runs shard i of n of a campaign (the seeds N+j with j mod n == i), on
+// as many machines as there are shards, and merges their -json output into
+// the table the whole campaign would print, with its seeds per second.
+//
+//	vopr -check-determinism [-seed N | -seeds K | -duration D] ...
+//
+// runs every seed twice and fails a seed whose digests differ, naming the
+// first event where two runs with the kernel's trace recorded part.
+//
 // Decisions worth knowing:
 //   - Options are built as Swarm(seed) (or Long(seed)), then -faults=none
 //     (NoFaults, the rollback nemesis included), then every knob flag, then
@@ -61,10 +73,16 @@
 //   - A campaign that stops at a failure prints the seeds up to and including
 //     the first failing one in seed order, whatever -parallel is; seeds that
 //     were still running past it finish but are not reported.
-//   - With -json, stdout holds only the per-seed JSON lines; a campaign's
-//     summary table goes to stderr.
-//   - Wall time appears only on stderr: with -v, and in the progress line of
-//     a campaign when stderr is a terminal.
+//   - With -json, stdout holds only JSON lines: a campaign's start record,
+//     one line per seed, its end record; the summary table goes to stderr.
+//   - Wall time appears only on stderr (with -v, and in the progress line of
+//     a campaign when stderr is a terminal) and in a -json campaign's start
+//     and end records, never in a seed's output.
+//   - -shard i/n needs -seed N when n > 1: shards that drew their own first
+//     seeds would be slices of different campaigns.
+//   - A seed whose two runs diverge under -check-determinism is a
+//     simulator error unless it failed worse; its reproduction command
+//     carries -check-determinism.
 //
 // Exit status: 0 pass, 1 simulator error (or a stdout write error), 2 bad
 // usage, 128 liveness failure, 129 correctness failure, 130 interrupted; a
@@ -182,6 +200,9 @@ func exitWorse(a, b int) int {
 func runChecked(args []string, stdin io.Reader, out *checkedWriter, stderr io.Writer, e env) int {
 	if len(args) > 0 && args[0] == "decode" {
 		return runDecode(args[1:], stdin, out, stderr)
+	}
+	if len(args) > 0 && args[0] == "report" {
+		return runReport(args[1:], stdin, out, stderr)
 	}
 	if len(args) > 0 && args[0] == "help" {
 		writeUsage(out)

@@ -15,7 +15,8 @@ import (
 // The nightly job's script (scripts/nightly.sh), run against a fake vopr:
 // a shell script that logs its arguments, answers -version, and ends each
 // kind of run (swarm campaign, long-run replay, -long campaign, a re-run
-// with -trace) with the status the test gives it, printing one JSON line.
+// with -trace) with the status the test gives it, printing one JSON line
+// (between a campaign's start and end records, for a campaign).
 
 const fakeVopr = `#!/bin/sh
 echo "$*" >>"$FAKE_LOG"
@@ -36,7 +37,9 @@ case " $* " in
 *) rc=$FAKE_REPLAY; seed=1 ;;
 esac
 case $rc in 0) result=pass ;; 128) result=liveness ;; 129) result=correctness ;; *) result=error ;; esac
+case " $* " in *" -duration "*) echo "{\"schema\":1,\"campaign\":\"start\",\"first\":\"$seed\",\"shard\":\"0/1\"}" ;; esac
 echo "{\"schema\":1,\"seed\":\"$seed\",\"result\":\"$result\",\"reproduce\":\"vopr -seed $seed -replicas=3\"}"
+case " $* " in *" -duration "*) echo "{\"schema\":1,\"campaign\":\"end\",\"first\":\"$seed\",\"shard\":\"0/1\",\"seeds\":1}" ;; esac
 echo "campaign seeds=1 first=$seed" >&2
 exit $rc
 `
@@ -44,6 +47,13 @@ exit $rc
 // nightly runs the script with the fake; it returns the exit status, the
 // run's directory, the fake's log (one line per call) and the output.
 func nightly(t *testing.T, env []string, args ...string) (code int, dir string, calls []string, out string) {
+	t.Helper()
+	return nightlyWith(t, nil, env, args...)
+}
+
+// nightlyWith is nightly with more regression seed files (name to content)
+// beside vopr-long-1.seed and vopr-5.seed.
+func nightlyWith(t *testing.T, seedFiles map[string]string, env []string, args ...string) (code int, dir string, calls []string, out string) {
 	t.Helper()
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
@@ -57,6 +67,9 @@ func nightly(t *testing.T, env []string, args ...string) (code int, dir string, 
 	os.Mkdir(seeds, 0o755)
 	os.WriteFile(filepath.Join(seeds, "vopr-long-1.seed"), []byte("test: vopr-long\nseed: 1\nflags: -replicas=3 -requests=100000\n"), 0o644)
 	os.WriteFile(filepath.Join(seeds, "vopr-5.seed"), []byte("test: vopr\nseed: 5\nflags:\n"), 0o644)
+	for name, text := range seedFiles {
+		os.WriteFile(filepath.Join(seeds, name), []byte(text), 0o644)
+	}
 	log := filepath.Join(tmp, "calls")
 	cmd := exec.Command("sh", append([]string{"../../scripts/nightly.sh"}, args...)...)
 	cmd.Env = append(os.Environ(), "VOPR="+vopr, "OUT="+filepath.Join(tmp, "out"), "SEEDS_DIR="+seeds,
@@ -165,6 +178,13 @@ func TestNightlyUsage(t *testing.T) {
 		{[]string{"DURATION="}, nil, "DURATION=1h"}, // empty: the default, runs
 		{[]string{"PARALLEL=0"}, nil, "PARALLEL=0: want a positive integer"},
 		{nil, []string{"extra"}, "unexpected argument 'extra'"},
+		{[]string{"SHARD=2/2", "SEED=9"}, nil, "SHARD=2/2: want i/n with 0 <= i < n"},
+		{[]string{"SHARD=0/0", "SEED=9"}, nil, "SHARD=0/0: want i/n with 0 <= i < n"},
+		{[]string{"SHARD=3", "SEED=9"}, nil, "SHARD=3: want i/n with 0 <= i < n"},
+		{[]string{"SHARD=1/x", "SEED=9"}, nil, "SHARD=1/x: want i/n with 0 <= i < n"},
+		{[]string{"SHARD=/2", "SEED=9"}, nil, "SHARD=/2: want i/n with 0 <= i < n"},
+		{[]string{"SHARD=1/2"}, nil, "SHARD=1/2 needs SEED"},
+		{[]string{"SEED=-5"}, nil, "SEED=-5: want a decimal u64"},
 	} {
 		code, dir, calls, out := nightly(t, c.env, c.args...)
 		if c.want == "DURATION=1h" {
@@ -229,5 +249,56 @@ func TestNightlyInterrupted(t *testing.T) {
 	if string(status) != "130\n" || !strings.Contains(string(manifest), "\ninterrupted: yes\n") ||
 		strings.Contains(string(calls), "-long") || !strings.Contains(string(manifest), "swarm: vopr -duration 54s -parallel 1 -keep-going -json; exit 130") {
 		t.Errorf("status %q\nnightly.txt\n%s\ncalls\n%s", status, manifest, calls)
+	}
+}
+
+// TestNightlyShard: SHARD=i/n (with SEED) passes -seed and -shard to the
+// swarm and long campaigns and replays every n-th long-run regression
+// seed from the i-th; the manifest names both; SEED alone passes -seed;
+// neither keeps the job as it was (TestNightlyStatus).
+func TestNightlyShard(t *testing.T) {
+	more := map[string]string{
+		"vopr-long-2.seed": "test: vopr-long\nseed: 2\nflags:\n",
+		"vopr-long-3.seed": "test: vopr-long\nseed: 3\nflags: -lite\n",
+	}
+	for _, c := range []struct {
+		env     []string
+		flags   string   // after -keep-going in the campaigns
+		replays []string // the replay calls
+	}{
+		{[]string{"SHARD=1/2", "SEED=99"}, " -seed 99 -shard 1/2", []string{"-seed 2 -json"}},
+		{[]string{"SHARD=0/2", "SEED=99"}, " -seed 99 -shard 0/2", []string{"-seed 1 -replicas=3 -requests=100000 -json", "-seed 3 -lite -json"}},
+		{[]string{"SHARD=0/1"}, " -shard 0/1", []string{"-seed 1 -replicas=3 -requests=100000 -json", "-seed 2 -json", "-seed 3 -lite -json"}},
+		{[]string{"SEED=7"}, " -seed 7", []string{"-seed 1 -replicas=3 -requests=100000 -json", "-seed 2 -json", "-seed 3 -lite -json"}},
+	} {
+		code, dir, calls, out := nightlyWith(t, more, c.env)
+		if code != 0 || dir == "" {
+			t.Fatalf("%v: exit %d\n%s", c.env, code, out)
+		}
+		var replays []string
+		for _, call := range calls {
+			if strings.HasPrefix(call, "-seed ") && !strings.Contains(call, "-duration") {
+				replays = append(replays, call)
+			}
+		}
+		if !slices.Equal(replays, c.replays) {
+			t.Errorf("%v: replays %q, want %q", c.env, replays, c.replays)
+		}
+		wantSwarm := "-duration 54s -parallel 3 -keep-going" + c.flags + " -json"
+		if !slices.Contains(calls, wantSwarm) || !slices.ContainsFunc(calls, func(s string) bool {
+			return strings.HasPrefix(s, "-long -duration ") && strings.HasSuffix(s, " -keep-going"+c.flags+" -json")
+		}) {
+			t.Errorf("%v: calls %q, want the swarm's %q and the long runs' flags", c.env, calls, wantSwarm)
+		}
+		manifest, _ := os.ReadFile(filepath.Join(dir, "nightly.txt"))
+		for _, e := range c.env {
+			k, v, _ := strings.Cut(e, "=")
+			if want := "\n" + strings.ToLower(k) + ": " + v + "\n"; !strings.Contains(string(manifest), want) {
+				t.Errorf("%v: nightly.txt lacks %q:\n%s", c.env, want, manifest)
+			}
+		}
+		if !strings.Contains(string(manifest), "\nswarm: vopr "+wantSwarm+"; exit 0; seeds 1 in ") {
+			t.Errorf("%v: nightly.txt\n%s", c.env, manifest)
+		}
 	}
 }

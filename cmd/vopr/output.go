@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/iggy-vopr/vopr/sim"
 )
@@ -58,8 +59,9 @@ func writeOptions(b *bytes.Buffer, o *sim.Options, off []disabled) {
 }
 
 // writeSeedText writes a seed's text output after its header (and the
-// header too when compact and the seed failed).
-func writeSeedText(b *bytes.Buffer, sr *seedRun, cfg *config, compact bool) {
+// header too when compact and the seed failed); reproduce is the command
+// that reproduces it.
+func writeSeedText(b *bytes.Buffer, sr *seedRun, cfg *config, reproduce string, compact bool) {
 	r := &sr.result
 	failed := r.Outcome != sim.Pass
 	if compact && failed {
@@ -78,7 +80,15 @@ func writeSeedText(b *bytes.Buffer, sr *seedRun, cfg *config, compact bool) {
 				fmt.Fprintf(b, "  %s\n", oneLine(e))
 			}
 		}
-		fmt.Fprintf(b, "reproduce: %s\n", cfg.reproduce(sr.seed))
+		fmt.Fprintf(b, "reproduce: %s\n", reproduce)
+	}
+	switch {
+	case sr.determinism == determinismDiverged:
+		fmt.Fprintf(b, "determinism: diverged: %s\n", oneLine(sr.divergence))
+	case sr.determinism == determinismOK && !compact:
+		// A campaign's passing seeds print their summary alone; a single
+		// run says the check ran.
+		b.WriteString("determinism: ok\n")
 	}
 	if r.Explanation != "" {
 		fmt.Fprintf(b, "explanation: %s\n", oneLine(r.Explanation))
@@ -189,7 +199,8 @@ var jsonKeys = []string{
 	"schema",
 	"seed", "result", "liveness", "replicas", "clients", "ticks", "requests", "commits", "view_changes", "groups", "messages", "polls", "checkpoints", "state_transfers", "beyond_f_losses",
 	"crashes", "restarts", "partitions", "resets", "storage_faults", "frames", "digest",
-	"evictions", "indefinite", "state_transfers_metadata", "state_transfers_partition", "porcupine", "losses_beyond_f", "build", "options", "disabled", "probes", "violation", "explanation", "evidence",
+	"evictions", "indefinite", "state_transfers_metadata", "state_transfers_partition", "porcupine", "determinism", "divergence",
+	"losses_beyond_f", "build", "options", "disabled", "probes", "violation", "explanation", "evidence",
 	"frames_by_command", "reproduce",
 }
 
@@ -237,6 +248,9 @@ func writeSeedJSON(b *bytes.Buffer, sr *seedRun, reproduce string, build *buildI
 	} else {
 		j.value("porcupine", "off")
 	}
+	// -check-determinism's verdict, and the first diverging event.
+	j.value("determinism", sr.determinism)
+	j.value("divergence", sr.divergence)
 	// The losses beyond the memory-loss bound, by name (beyond_f_losses
 	// sums them).
 	var lb bytes.Buffer
@@ -298,15 +312,43 @@ func buildJSON(b *buildInfo) []byte {
 	return buf.Bytes()
 }
 
+// seedSummary is what a campaign's table needs of one seed: the campaign
+// takes it from the seed's run, vopr report from the seed's -json line, so
+// that both print the one table.
+type seedSummary struct {
+	seed        uint64
+	outcome     sim.Outcome
+	liveness    sim.LivenessVerdict
+	violation   string
+	reproduce   string
+	options     sim.Options    // the options it ran with: the trap families
+	probes      map[string]int // coverage probe to times fired
+	determinism string         // determinismOff, OK or Diverged
+}
+
+// summary is sr's seedSummary; reproduce is its reproduction command.
+func (sr *seedRun) summary(reproduce string) seedSummary {
+	r := &sr.result
+	return seedSummary{seed: sr.seed, outcome: r.Outcome, liveness: r.Liveness, violation: r.Violation,
+		reproduce: reproduce, options: r.Options, probes: r.Probes, determinism: sr.determinism}
+}
+
 // campaignStats is what a campaign's summary table reports, over the seeds
 // it printed.
 type campaignStats struct {
-	seeds      int
-	byOutcome  map[sim.Outcome]int
-	byLiveness map[sim.LivenessVerdict]int
-	worst      sim.Outcome
-	failures   []failure
-	probes     map[string]*probeCount
+	seeds int
+	// first and last are the lowest and the highest seed added (seeds
+	// come in seed order); shard is the campaign's -shard, "" when whole.
+	first, last uint64
+	shard       string
+	// checked and diverged count the seeds -check-determinism ran twice,
+	// and those whose two digests differed.
+	checked, diverged int
+	byOutcome         map[sim.Outcome]int
+	byLiveness        map[sim.LivenessVerdict]int
+	worst             sim.Outcome
+	failures          []failure
+	probes            map[string]*probeCount
 	// traps: per sim.Traps() rule, the seeds of its family and those its
 	// probe fired in.
 	traps []trapCount
@@ -335,26 +377,39 @@ func newCampaignStats() *campaignStats {
 	}
 }
 
-func (s *campaignStats) add(sr *seedRun, reproduce string) {
-	r := &sr.result
-	s.seeds++
-	s.byOutcome[r.Outcome]++
-	s.byLiveness[r.Liveness]++
-	if r.Outcome.Worse(s.worst) {
-		s.worst = r.Outcome
+// add counts one seed; seeds come in seed order.
+func (s *campaignStats) add(r seedSummary) {
+	if s.seeds == 0 || r.seed < s.first {
+		s.first = r.seed
 	}
-	if r.Outcome != sim.Pass {
-		s.failures = append(s.failures, failure{sr.seed, r.Outcome, oneLine(r.Violation), reproduce})
+	if s.seeds == 0 || r.seed > s.last {
+		s.last = r.seed
+	}
+	s.seeds++
+	s.byOutcome[r.outcome]++
+	s.byLiveness[r.liveness]++
+	if r.outcome.Worse(s.worst) {
+		s.worst = r.outcome
+	}
+	if r.outcome != sim.Pass {
+		s.failures = append(s.failures, failure{r.seed, r.outcome, oneLine(r.violation), r.reproduce})
+	}
+	switch r.determinism {
+	case determinismDiverged:
+		s.diverged++
+		fallthrough
+	case determinismOK:
+		s.checked++
 	}
 	for i, t := range sim.Traps() {
-		if sim.InFamily(t.Family, r.Options) {
+		if sim.InFamily(t.Family, r.options) {
 			s.traps[i].family++
-			if sim.ProbeFired(r.Probes, t.Probe) {
+			if sim.ProbeFired(r.probes, t.Probe) {
 				s.traps[i].fired++
 			}
 		}
 	}
-	for name, n := range r.Probes {
+	for name, n := range r.probes {
 		if n <= 0 {
 			continue
 		}
@@ -368,16 +423,23 @@ func (s *campaignStats) add(sr *seedRun, reproduce string) {
 	}
 }
 
-// writeTable writes the campaign's summary table: the seeds run (and
-// `interrupted` when a signal stopped the campaign), outcomes by kind,
-// liveness verdicts, the failing seeds with their reproduction commands,
-// each probe that fired (by name) with the number of seeds it fired in
-// and the times it fired in all, and the declared probes that never fired.
+// writeTable writes the campaign's summary table: the seeds run, the
+// first and last (start when there were none), the shard, and
+// `interrupted` when a signal stopped the campaign; outcomes by kind,
+// liveness verdicts, what -check-determinism found, the failing seeds with
+// their reproduction commands, each probe that fired (by name) with the
+// number of seeds it fired in and the times it fired in all, and the
+// declared probes that never fired. vopr report prints it too, for the
+// seeds of many campaigns.
 func (s *campaignStats) writeTable(w io.Writer, start uint64, interrupted bool) {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "campaign seeds=%d first=%d", s.seeds, start)
 	if s.seeds > 0 {
-		fmt.Fprintf(&b, " last=%d", start+uint64(s.seeds-1))
+		fmt.Fprintf(&b, "campaign seeds=%d first=%d last=%d", s.seeds, s.first, s.last)
+	} else {
+		fmt.Fprintf(&b, "campaign seeds=0 first=%d", start)
+	}
+	if s.shard != "" {
+		b.WriteString(" shard=" + s.shard)
 	}
 	if interrupted {
 		b.WriteString(" interrupted")
@@ -391,6 +453,9 @@ func (s *campaignStats) writeTable(w io.Writer, start uint64, interrupted bool) 
 		fmt.Fprintf(tw, "  liveness=%s\t%d\n", v, s.byLiveness[v])
 	}
 	tw.Flush()
+	if s.checked > 0 {
+		fmt.Fprintf(&b, "determinism: %d seeds run twice, %d diverged\n", s.checked, s.diverged)
+	}
 	if len(s.failures) > 0 {
 		fmt.Fprintf(&b, "failing seeds: %d\n", len(s.failures))
 		for _, f := range s.failures {
@@ -468,4 +533,58 @@ func (s *campaignStats) writeTraps(b *bytes.Buffer) {
 	for _, u := range unreached {
 		fmt.Fprintf(b, "  %s (%s): %s\n", u.Rule, u.Probe, u.Why)
 	}
+}
+
+// campaignRecord is a campaign's first or last line with -json (key
+// "campaign": "start" or "end"): the wall-clock times its seeds ran
+// between, which vopr report turns into seeds per second. Wall time is
+// allowed here, in records of when the campaign ran, never in a seed's
+// line (whose bytes the seed alone decides).
+type campaignRecord struct {
+	kind        string // "start" or "end"
+	first       uint64 // the campaign's first seed, N (every shard's the same)
+	shard       shardFlag
+	seeds       int  // end: seeds printed
+	interrupted bool // end: a signal stopped it
+	started     time.Time
+	ended       time.Time // end only
+	build       []byte    // start only: the build, as buildJSON writes it
+}
+
+// wallTime is how a record writes a wall-clock time: UTC, RFC 3339 with
+// the nanoseconds the clock gave.
+func wallTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// seedsPerSecond is n seeds over wall, 0 when no time passed.
+func seedsPerSecond(n int, wall time.Duration) float64 {
+	if wall <= 0 {
+		return 0
+	}
+	return float64(n) / wall.Seconds()
+}
+
+// writeCampaignRecord writes rec as one JSON line, keys in this order:
+// schema, campaign, first, shard, then started_at and build (start), or
+// seeds, interrupted, started_at, ended_at, wall_seconds and
+// seeds_per_second (end).
+func writeCampaignRecord(b *bytes.Buffer, rec *campaignRecord) {
+	j := newJSONObject(b)
+	j.value("schema", jsonSchema)
+	j.value("campaign", rec.kind)
+	j.value("first", strconv.FormatUint(rec.first, 10))
+	j.value("shard", rec.shard.String())
+	if rec.kind == "start" {
+		j.value("started_at", wallTime(rec.started))
+		j.raw("build", rec.build)
+	} else {
+		wall := rec.ended.Sub(rec.started)
+		j.value("seeds", rec.seeds)
+		j.value("interrupted", rec.interrupted)
+		j.value("started_at", wallTime(rec.started))
+		j.value("ended_at", wallTime(rec.ended))
+		j.value("wall_seconds", wall.Seconds())
+		j.value("seeds_per_second", seedsPerSecond(rec.seeds, wall))
+	}
+	j.close()
+	b.WriteByte('\n')
 }

@@ -53,13 +53,17 @@ func TestRealCampaignParallel(t *testing.T) {
 	}
 	// -json: one valid object per seed.
 	js, _, _ := vopr(t, nil, "-seed", "1", "-seeds", "3", "-parallel", "2", "-keep-going", "-json")
-	for _, l := range lines(js) {
+	seedLines, records := splitJSON(lines(js))
+	if len(records) != 2 {
+		t.Errorf("campaign records %q", records)
+	}
+	for _, l := range seedLines {
 		keys, _ := jsonKeyOrder(t, []byte(l), "")
 		if !slices.Equal(keys, jsonKeys) {
 			t.Errorf("keys %v", keys)
 		}
 	}
-	if n := bytes.Count([]byte(js), []byte("\n")); n != 3 {
+	if n := bytes.Count([]byte(js), []byte("\n")); n != 5 {
 		t.Errorf("%d JSON lines", n)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/iggy-vopr/vopr/sim"
+	"github.com/iggy-vopr/vopr/sim/kernel"
 )
 
 // runner runs simulations for a parsed command line. Everything the outside
@@ -45,7 +46,20 @@ type seedRun struct {
 	out    []byte        // for stdout, deterministic
 	wall   time.Duration // for -v only
 	note   string        // for stderr: a simulator panic's stack, a trace I/O error
+	// determinism is what -check-determinism found (determinismOff
+	// without it); divergence names the first diverging event when the
+	// two runs' digests differed.
+	determinism string
+	divergence  string
 }
+
+// The verdicts of -check-determinism, as -json's "determinism" key spells
+// them.
+const (
+	determinismOff      = "off"
+	determinismOK       = "ok"
+	determinismDiverged = "diverged"
+)
 
 func (r *seedRun) failed() bool { return r.result.Outcome != sim.Pass }
 
@@ -121,7 +135,7 @@ const porcupineTimeout = 60 * time.Second
 
 // runOne runs one seed with its options and formats its output.
 func (rn *runner) runOne(o sim.Options, off []disabled, compact bool) *seedRun {
-	sr := &seedRun{seed: o.Seed, opts: o, off: off}
+	sr := &seedRun{seed: o.Seed, opts: o, off: off, determinism: determinismOff}
 	outs := sim.Outputs{Porcupine: rn.cfg.porcupine, PorcupineTimeout: porcupineTimeout}
 	var files []*output
 	for _, want := range []struct {
@@ -150,6 +164,9 @@ func (rn *runner) runOne(o sim.Options, off []disabled, compact bool) *seedRun {
 	}
 	start := rn.now()
 	sr.result, sr.note = rn.safeRun(o, outs)
+	if rn.cfg.checkDeterminism {
+		rn.checkDeterminism(sr)
+	}
 	sr.wall = rn.now().Sub(start)
 	for _, f := range files {
 		if err := f.close(); err != nil {
@@ -169,14 +186,69 @@ func (rn *runner) runOne(o sim.Options, off []disabled, compact bool) *seedRun {
 	return sr
 }
 
+// checkDeterminism is -check-determinism: it runs sr's seed once more and
+// compares the digests. The second run is a plain one (no trace, capture
+// or porcupine: a traced or captured run has the digest of a plain one,
+// so a difference there is caught too). When they differ, two more runs
+// record the kernel's event trace, and the divergence names the first
+// event where those part; a divergence that does not recur in them says
+// so. The seed then fails as a simulator error, unless its first run
+// failed worse (a correctness or liveness failure keeps its class: the
+// divergence is reported beside it).
+func (rn *runner) checkDeterminism(sr *seedRun) {
+	again, note := rn.safeRun(sr.opts, sim.Outputs{})
+	if note != "" {
+		sr.note = joinNotes(sr.note, note)
+	}
+	if again.Digest == sr.result.Digest {
+		sr.determinism = determinismOK
+		return
+	}
+	sr.determinism = determinismDiverged
+	var a, b []kernel.TraceEntry
+	for _, t := range []*[]kernel.TraceEntry{&a, &b} {
+		if _, note := rn.safeRun(sr.opts, sim.Outputs{RecordTrace: t}); note != "" {
+			sr.note = joinNotes(sr.note, note)
+		}
+	}
+	where := kernel.DescribeDivergence(a, b)
+	if where == "" {
+		where = fmt.Sprintf("the two runs with the event trace recorded agreed (%d events): the divergence did not recur", len(a))
+	}
+	sr.divergence = fmt.Sprintf("digest %016x, then %016x; %s", sr.result.Digest, again.Digest, where)
+	if sim.SimError.Worse(sr.result.Outcome) {
+		sr.result.Outcome = sim.SimError
+		sr.result.Violation = fmt.Sprintf("nondeterminism: two runs of seed %d gave digests %016x and %016x", sr.seed, sr.result.Digest, again.Digest)
+	}
+}
+
+// joinNotes puts two stderr notes on lines of their own.
+func joinNotes(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "\n" + b
+}
+
+// reproduce is the command that reproduces sr: the seed's world, and
+// -check-determinism for a seed whose runs diverged (a single run of it
+// shows nothing wrong).
+func (rn *runner) reproduce(sr *seedRun) string {
+	cmd := rn.cfg.reproduce(sr.seed)
+	if sr.determinism == determinismDiverged {
+		cmd += " -check-determinism"
+	}
+	return cmd
+}
+
 // format is a seed's stdout: a JSON line with -json; otherwise text (see
 // writeSeedText).
 func (rn *runner) format(sr *seedRun, compact bool) []byte {
 	var b bytes.Buffer
 	if rn.cfg.json {
-		writeSeedJSON(&b, sr, rn.cfg.reproduce(sr.seed), &rn.build)
+		writeSeedJSON(&b, sr, rn.reproduce(sr), &rn.build)
 	} else {
-		writeSeedText(&b, sr, rn.cfg, compact)
+		writeSeedText(&b, sr, rn.cfg, rn.reproduce(sr), compact)
 	}
 	return b.Bytes()
 }
@@ -291,6 +363,7 @@ func (rn *runner) campaign() int {
 		refresh, stopTicker = rn.ticker()
 		defer stopTicker()
 	}
+	began := rn.now()
 	if !cfg.json {
 		var b bytes.Buffer
 		fmt.Fprintf(&b, "seed=%d\n", start)
@@ -298,9 +371,12 @@ func (rn *runner) campaign() int {
 		rn.stdout.Write(b.Bytes())
 	} else {
 		fmt.Fprintf(rn.stderr, "vopr: campaign from seed=%d\n", start)
+		// The campaign's start record: where its wall time begins, for
+		// vopr report's seeds per second (per-seed lines carry none).
+		var b bytes.Buffer
+		writeCampaignRecord(&b, &campaignRecord{kind: "start", first: start, shard: cfg.shard, started: began, build: buildJSON(&rn.build)})
+		rn.stdout.Write(b.Bytes())
 	}
-
-	began := rn.now()
 	var deadline time.Time
 	if cfg.duration > 0 {
 		deadline = began.Add(cfg.duration)
@@ -313,6 +389,9 @@ func (rn *runner) campaign() int {
 	var pending []chan *seedRun // launched, not yet printed, in seed order
 	var optionsErr error
 	stats := newCampaignStats()
+	if cfg.shard.sharded() {
+		stats.shard = cfg.shard.String()
+	}
 	printing := true // false once the first failure (without -keep-going) is printed
 	interrupted, wrapped := false, false
 	prog := progress{rn: rn, began: began, deadline: deadline}
@@ -330,7 +409,7 @@ func (rn *runner) campaign() int {
 		if cfg.verbose {
 			fmt.Fprintf(rn.stderr, "vopr: seed=%d wall=%v\n", sr.seed, sr.wall)
 		}
-		stats.add(sr, cfg.reproduce(sr.seed))
+		stats.add(sr.summary(rn.reproduce(sr)))
 		prog.show(stats)
 		if sr.failed() && !cfg.keepGoing {
 			printing = false
@@ -398,13 +477,12 @@ func (rn *runner) campaign() int {
 
 launch:
 	for i := uint64(0); ; i++ {
-		if cfg.seeds > 0 && i >= uint64(cfg.seeds) {
-			break
-		}
-		if i > 0 && start+i == 0 {
-			// Past seed 2^64-1 (a -duration campaign; parseArgs refuses a
-			// -seeds range that would wrap): seed 0 is not the next seed.
-			wrapped = true
+		seed, ok, past := cfg.nth(start, i)
+		if !ok {
+			// Past -seeds K, or past seed 2^64-1 (a -duration campaign;
+			// parseArgs refuses a -seeds range that would wrap): seed 0 is
+			// not the next seed.
+			wrapped = past
 			break
 		}
 		if over(i) || stopped() || !acquire() {
@@ -421,7 +499,7 @@ launch:
 			<-slots
 			break
 		}
-		o, off, err := cfg.options(start + i)
+		o, off, err := cfg.options(seed)
 		if err != nil {
 			optionsErr = err
 			<-slots
@@ -454,18 +532,25 @@ launch:
 	if interrupted {
 		fmt.Fprintf(rn.stderr, "vopr: interrupted: %d seeds printed, %d dropped while running\n", stats.seeds, len(pending))
 	}
+	first := start // what the table names first when no seed was printed
+	if s, ok, _ := cfg.nth(start, 0); ok {
+		first = s
+	}
 	if cfg.json {
-		stats.writeTable(rn.stderr, start, interrupted)
+		stats.writeTable(rn.stderr, first, interrupted)
 	} else {
-		stats.writeTable(rn.stdout, start, interrupted)
+		stats.writeTable(rn.stdout, first, interrupted)
+	}
+	ended := rn.now()
+	if cfg.json {
+		var b bytes.Buffer
+		writeCampaignRecord(&b, &campaignRecord{kind: "end", first: start, shard: cfg.shard, seeds: stats.seeds,
+			interrupted: interrupted, started: began, ended: ended})
+		rn.stdout.Write(b.Bytes())
 	}
 	if cfg.verbose {
-		wall := rn.now().Sub(began)
-		rate := 0.0
-		if wall > 0 {
-			rate = float64(stats.seeds) / wall.Seconds()
-		}
-		fmt.Fprintf(rn.stderr, "vopr: campaign seeds=%d wall=%v seeds_per_second=%.1f\n", stats.seeds, wall, rate)
+		wall := ended.Sub(began)
+		fmt.Fprintf(rn.stderr, "vopr: campaign seeds=%d wall=%v seeds_per_second=%.1f\n", stats.seeds, wall, seedsPerSecond(stats.seeds, wall))
 	}
 	if optionsErr != nil {
 		return rn.usage(optionsErr.Error())
