@@ -543,6 +543,11 @@ func (g *partitionGroup) Commit(prepare []byte) {
 // not admitted yet (FeatureUnavailable).
 func (h *partitionHost) admit(c ConnID, x *wire.RequestHeader, body []byte) {
 	r := h.r
+	if !r.metadataReplayed() {
+		r.probe("partition plane: request refused: the metadata plane is replaying what it applied before its restart")
+		r.answerStatus(c, x, codeTransientNotAccepted)
+		return
+	}
 	e, ok := r.table.Lookup(x.Client)
 	switch {
 	case !ok:

@@ -45,6 +45,11 @@ type Replica struct {
 	offer    transfer.Offer
 	server   *transfer.Server
 	transfer stateTransfer
+	// replayTo is the head of the metadata log this incarnation recovered:
+	// the ops up to it may have been applied before the restart, and their
+	// effects on the partition planes (a group deleted, its superblock slot
+	// reused by a later group) are not known until they are applied again.
+	replayTo uint64
 }
 
 // Format writes a fresh replica's durable state onto dev (the journal's
@@ -162,7 +167,24 @@ func open(cfg Config, env Env, fresh bool, j *journal.Journal, rec *journal.Reco
 		StateTransfer: r.needStateTransfer,
 	}, vsr.Recovered{State: rec.State, Head: headOf(rec, cfg, fresh), Fresh: fresh,
 		LogHead: rec.Head.Op, LogHeadKnown: rec.Head.Known(), Checkpoint: restored})
+	r.replayTo = max(headOf(rec, cfg, fresh), rec.State.CommitMax)
 	return r
+}
+
+// metadataReplayed reports whether the metadata plane has applied again
+// what this incarnation may have applied before its restart (its recovered
+// head, or everything committed when a view change cut the log below it).
+// Until then a partition group built from an older state may be one the
+// log deleted, whose superblock slot a later group has since overwritten
+// (so it looks never written, and starts in view 0 as a fresh group): it
+// must not prepare anything (VOPR seed 89392774: a restarted primary at
+// checkpoint op 24 rebuilt group 1, deleted by op 25, and prepared a second
+// op 1 in its view 0).
+func (r *Replica) metadataReplayed() bool {
+	if r.metadata.Status() != vsr.StatusNormal {
+		return false
+	}
+	return r.metadata.CommitMin() >= r.replayTo || r.metadata.CommitMin() == r.metadata.CommitMax()
 }
 
 // Config returns the replica's configuration.

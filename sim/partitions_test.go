@@ -708,3 +708,22 @@ func TestScenarioSegmentLogSurvivesARestart(t *testing.T) {
 	c.Checker.CheckSegments(false, nil, nil)
 	noViolation(t, c)
 }
+
+// TestRestartedReplicaRefusesPartitionRequestsUntilItReplayed scripts swarm
+// seed 89392774 (two replicas, both restarted): replica 0 restored its
+// checkpoint at op 24, in whose state partition group 1 still lives; op 25
+// had deleted it and op 29's groups had since overwritten both copies of
+// its superblock slot, so the rebuilt group looked never written and
+// started Normal in view 0, where replica 0 is its primary, and prepared a
+// second op 1 ("two prepares for one view and op"). A restarted replica now
+// refuses partition requests until its metadata has applied again what it
+// may have applied before.
+func TestRestartedReplicaRefusesPartitionRequestsUntilItReplayed(t *testing.T) {
+	res := Run(Swarm(89392774), nil)
+	if res.Outcome != Pass {
+		t.Fatalf("%s: %s", res.Outcome, res.Violation)
+	}
+	if res.Probes["partition plane: request refused: the metadata plane is replaying what it applied before its restart"] == 0 {
+		t.Fatalf("no partition request was refused during the replay (probes %v)", res.Probes)
+	}
+}

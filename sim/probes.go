@@ -175,6 +175,7 @@ func ProbeCatalogue() []Probe {
 		{Name: "partition plane: group not rebuilt: its slot was reused, so it was deleted", Meaning: "replay met a group whose slot a later group took", Scenario: famCrash},
 		{Name: "partition plane: group rebuilt from its superblock", Meaning: "a restart rebuilt a group from its superblock slot", Scenario: famCrash},
 		{Name: "partition plane: journal purged of flushed ops beyond the evicted ring", Meaning: "a flush let a group's memory journal purge old ops", Scenario: famRing},
+		{Name: "partition plane: request refused: the metadata plane is replaying what it applied before its restart", Meaning: "a restarted replica refused a partition request until its metadata caught up with its recovered head", Scenario: famCrash},
 		{Name: "partition state transfer started", Meaning: "a partition group's repair met RangeEvicted: it asked the group's primary for the partition's state", Scenario: famRing},
 		{Name: "partition state transfer waits: four are under way", Meaning: "a fifth partition group needing a transfer waited for a place", Scenario: famRing},
 		{Name: "partition state transfer no longer needed: the group caught up while it waited", Meaning: "a waiting group caught up by repair before its turn", Scenario: famRing},
