@@ -80,6 +80,7 @@ func ProbeCatalogue() []Probe {
 		{Name: "commit walk met an op its ring wrapped past: state transfer", Meaning: "a replica whose checkpoint rotted needs an op its ring no longer holds", Scenario: famStorage},
 		{Name: "StartView beyond the journal's ring: the replica catches up before adopting it", Meaning: "a StartView's head lies above the ring: the replica stays Recovering, applies the view's committed ops and checkpoints first", Scenario: famJournal},
 		{Name: "StartView adopted after catching up", Meaning: "a durable checkpoint freed the ring for a held StartView's log", Scenario: famJournal},
+		{Name: "reconcile superseded by a later one: its completion does nothing", Meaning: "a StartView's reconcile began while a merge's ran: only the later one's completion goes Normal", Scenario: famCrash},
 		{Name: "reconcile leaves an op its ring cannot hold yet", Meaning: "an adopted log reaches past the ring: the op's header is recorded once a checkpoint frees its slot", Scenario: famJournal},
 		{Name: "plane refused to stamp a prepare", Meaning: "a partition primary could not stamp (a prepare below it missing)", Scenario: famSends},
 		{Name: "prepare dropped: its body is corrupt", Meaning: "a received prepare's body failed its checksum", Scenario: famWire},

@@ -118,6 +118,9 @@ type Group struct {
 	// holding its old view's ops 6-9 served them, and a backup committed
 	// them).
 	vouchedFrom uint64
+	// reconcileSeq numbers the reconciles (reconcileThen): only the latest
+	// one's completion acts.
+	reconcileSeq uint64
 
 	// checkpointOp and checkpointSum are the checkpoint the superblock is
 	// to record (Checkpoint); checkpointWaits run once it does.

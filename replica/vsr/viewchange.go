@@ -853,8 +853,21 @@ func (g *Group) reconcileThen(next func()) {
 	g.vc.reconciling = true
 	g.leftover = nil // the reconcile forgets or rewrites every slot above the canonical log
 	view := g.view
+	g.reconcileSeq++
+	seq := g.reconcileSeq
 	g.emit(Event{Kind: EventReconciled, View: g.view, Op: g.op})
 	g.deps.Journal.Reconcile(g.op, headers, func() {
+		if seq != g.reconcileSeq {
+			// A later reconcile of the same view (a StartView that came
+			// while a merge's reconcile ran) is the one whose log goes
+			// Normal, once its own writes are durable: this one's done
+			// would persist the log_view before them (long seed
+			// 1039472243: Normal in log_view 1158 with head 483 while op
+			// 483's header was still being written; a crash, and a vote
+			// of log_view 1158 ending at 482).
+			g.probe("reconcile superseded by a later one: its completion does nothing")
+			return
+		}
 		g.vc.reconciling = false
 		if g.view != view || g.status != StatusViewChange {
 			// A newer view, or a probe for one (a StartView the ring cannot
