@@ -12,8 +12,9 @@ import (
 // The segment logs, read from each replica's durable disk image by the
 // checker's own reading of the format DEVIATIONS.md 53 writes down (a slot
 // per partition; flush units at sector boundaries, each a 64-byte header of
-// magic "vopseg01", group, base offset, bytes, count and an XXH3 of those
-// 56 bytes, then the stamped batches verbatim, wire.md 8.4), batches
+// magic "vopseg01", group, base offset, bytes, count, an XXH3 of the
+// batches' bytes and an XXH3 of those 56 bytes, then the stamped batches
+// verbatim, wire.md 8.4), batches
 // decoded with replica/wire alone:
 //
 //   - every batch a replica's log holds is the canonical committed batch at
@@ -106,6 +107,12 @@ func (c *Checker) walkSegment(r uint8, slot int) segmentWalk {
 		}
 		end := at + segmentUnitHeader + int(size)
 		if !read(end) {
+			return w
+		}
+		if binary.LittleEndian.Uint64(h[40:]) != xxh3.Hash(buf[at+segmentUnitHeader:end]) {
+			// A unit whose bytes are not the ones its header summed (a torn
+			// flush, or a torn reuse of the slot pairing its old tenant's
+			// header with a new tenant's batches): none of it is judged.
 			return w
 		}
 		w.group = group

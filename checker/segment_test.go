@@ -44,11 +44,13 @@ func (f *fakeSegments) unit(r uint8, slot int, group, base uint64, batches ...[]
 	}
 	binary.LittleEndian.PutUint64(h[24:], uint64(size))
 	binary.LittleEndian.PutUint32(h[32:], uint32(len(batches)))
-	binary.LittleEndian.PutUint64(h[56:], xxh3.Hash(h[:56]))
-	u := h
+	var payload []byte
 	for _, b := range batches {
-		u = append(u, b...)
+		payload = append(payload, b...)
 	}
+	binary.LittleEndian.PutUint64(h[40:], xxh3.Hash(payload))
+	binary.LittleEndian.PutUint64(h[56:], xxh3.Hash(h[:56]))
+	u := append(h, payload...)
 	for len(u)%fakeSectorBytes != 0 {
 		u = append(u, 0)
 	}
@@ -94,6 +96,30 @@ func TestSegmentLogsHoldCommittedBatches(t *testing.T) {
 	other := append([]byte(nil), b[2]...)
 	wire.StampBatch(other, 0, 2, 1002)
 	f.unit(0, 0, testGroup, 2, other)
+	h.c.CheckSegments(false, nil, nil)
+	h.want(checker.SegmentDiverged)
+}
+
+// TestSegmentTornReuseIsNotJudged: a crash that tore the first sector of a
+// slot's reuse can leave the old tenant's unit header over the new
+// tenant's first batch, which verifies on its own (VOPR long seed 1); the
+// unit's payload sum does not match its bytes, so the walk ends there and
+// judges none of it. The same unit with its own batch is judged.
+func TestSegmentTornReuseIsNotJudged(t *testing.T) {
+	h, f, b := segmentHistory(t)
+	f.unit(0, 0, testGroup, 0, b[0])
+	// Another group's first batch, at offset 0 too, under testGroup's header.
+	other := append([]byte(nil), b[1]...)
+	wire.StampBatch(other, 0, 0, 2002)
+	copy(f.slots[0][0][64:], other)
+	for i := 64 + len(other); i < 64+len(b[0]) && i < len(f.slots[0][0]); i++ {
+		f.slots[0][0][i] = 0
+	}
+	h.c.CheckSegments(false, nil, nil)
+	h.want("")
+
+	h, f, b = segmentHistory(t)
+	f.unit(0, 0, testGroup, 0, other)
 	h.c.CheckSegments(false, nil, nil)
 	h.want(checker.SegmentDiverged)
 }

@@ -226,3 +226,39 @@ func TestSegmentLogAppendOutOfOrderPanics(t *testing.T) {
 	}()
 	s.Append(0, 1, batches[1])
 }
+
+// TestSegmentLogTornReuseKeepsNothingOfTheUnit: a crash that tears the
+// first sector of a slot's reuse can pair the old tenant's unit header with
+// the new tenant's first batch, which verifies on its own (VOPR long seed
+// 1). The unit's payload sum rejects the pairing: the walk ends there and
+// keeps none of its batches as the old tenant's (the slot reads as holding
+// nothing of it, and its log is written again from sector 0).
+func TestSegmentLogTornReuseKeepsNothingOfTheUnit(t *testing.T) {
+	r := newSegmentRig(t, 64, 1)
+	s := r.open(t)
+	s.Recover(0, 3)
+	old := segmentBatches(1, 20)
+	s.Append(0, 1, old[0])
+	r.settle()
+	// The new tenant's first batch, also at offset 0, under group 3's header
+	// (the atoms of the old header survived the tear, the rest is new).
+	fresh := segmentBatches(2, 19)[0] // shorter: the header's unit bytes cover it and more
+	sector := make([]byte, 512)
+	encodeSegmentUnit(sector, SegmentUnit{Group: 3, BaseOffset: 0, Bytes: uint64(len(old[0])), Count: 1,
+		PayloadSum: xxh3Sum(old[0])})
+	copy(sector[SegmentUnitHeaderBytes:], fresh)
+	written := false
+	r.dev.Write(0, sector, func(error) { r.dev.Sync(func(error) { written = true }) })
+	r.settle()
+	if !written {
+		t.Fatal("the torn sector was not written")
+	}
+	if _, err := wire.ReadBatchHeader(fresh); err != nil || wire.VerifyBatch(fresh) != nil {
+		t.Fatal("the new tenant's batch must verify on its own for the test to mean anything")
+	}
+	s = r.open(t)
+	got := s.Recover(0, 3)
+	if len(got.Batches) != 0 || got.End != 0 {
+		t.Fatalf("recovered %d batches (end %d) from a unit whose bytes are another's", len(got.Batches), got.End)
+	}
+}
