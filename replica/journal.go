@@ -58,7 +58,8 @@ func (m *metadataJournal) Truncate(afterOp uint64)              { m.j.Truncate(a
 // covers are not served to a repair (RangeEvicted, wire.md 5.10: Iggy
 // serves only above its snapshot op), whether or not the slots still hold
 // them (DEVIATIONS.md 62). A replica that needs them takes a state
-// transfer.
+// transfer. A replica whose checkpoint is unreadable retains its ring's
+// reach instead, until it holds a checkpoint again.
 func (m *metadataJournal) RetainedFrom() uint64 { return max(m.retainedFrom, 1) }
 
 func (m *metadataJournal) Admits(op uint64) vsr.Admission {

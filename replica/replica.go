@@ -134,9 +134,19 @@ func open(cfg Config, env Env, fresh bool, j *journal.Journal, rec *journal.Reco
 	mj := &metadataJournal{j: j, alloc: r.alloc, probe: r.probe}
 	r.mj = mj
 	r.server = transfer.NewServer(transfer.ChunkLen(cfg.Profile.FrameSizeMax), transfer.OffersMax)
-	// The ops a recorded checkpoint covers are not served, whether or not
-	// it could be read back: the ring may have wrapped over them.
+	// The ops a restored checkpoint covers are not served: a replica behind
+	// it takes the checkpoint instead (DEVIATIONS.md 62). A replica that
+	// could not read its checkpoint back has none to offer, so it serves
+	// what its ring still holds (a slot a newer op took answers nothing):
+	// refusing those ops too left peers whose checkpoints are older than
+	// its own with nobody to bring them the ops between (VOPR seed
+	// 2170667463: a primary at commit_min 0 whose recorded checkpoint was
+	// op 52 refused ops 40-52 to both backups, and their offers at op 39
+	// were below what it needed).
 	mj.retainedFrom = rec.State.CheckpointOp + 1
+	if cp == nil && rec.State.CheckpointOp > 0 {
+		mj.retainedFrom = max(rec.HeadOp+1, cfg.Profile.JournalSlots) - cfg.Profile.JournalSlots + 1
+	}
 	for op := max(rec.HeadOp, cfg.Profile.JournalSlots) - cfg.Profile.JournalSlots + 1; op <= rec.HeadOp; op++ { // the ring's ops
 		if f, ok := j.Frame(op); ok {
 			mj.observe(f)

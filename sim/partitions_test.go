@@ -727,3 +727,20 @@ func TestRestartedReplicaRefusesPartitionRequestsUntilItReplayed(t *testing.T) {
 		t.Fatalf("no partition request was refused during the replay (probes %v)", res.Probes)
 	}
 }
+
+// TestUnreadableCheckpointServesItsRing scripts swarm seed 2170667463: the
+// metadata primary restarted unable to read its checkpoint (op 52), so it
+// had none to offer, and its journal refused to serve the ops the
+// checkpoint covered; both backups, checkpointed at op 39 and behind, could
+// get ops 40-52 from nobody, and their offers at op 39 were below what the
+// primary needed ("the core did not converge"). A replica without a
+// readable checkpoint now serves what its ring holds.
+func TestUnreadableCheckpointServesItsRing(t *testing.T) {
+	res := Run(Swarm(2170667463), nil)
+	if res.Outcome != Pass {
+		t.Fatalf("%s: %s", res.Outcome, res.Violation)
+	}
+	if res.Probes["checkpoint unreadable at recovery: the state is rebuilt below it"] == 0 {
+		t.Fatalf("the seed no longer reaches an unreadable checkpoint (probes %v)", res.Probes)
+	}
+}
