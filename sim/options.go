@@ -245,14 +245,20 @@ func Swarm(seed uint64) Options {
 	}
 	o.CheckpointInterval = int(math.Round(4 * math.Pow(spread, r.Float64())))
 	// Drawn last: the journal's ring, from the smallest the interval and
-	// the pipeline allow (replica.JournalSlotsMin) to 1024 slots. Seven
-	// seeds in eight stay within twice the smallest, so that a seed's ops
-	// wrap it several times; the rest reach up to 1024 (wrapped by long
-	// runs).
+	// the pipeline allow (replica.JournalSlotsMin) to 1024 slots. A quarter
+	// of the seeds keep the smallest, where the primary meets the ring's
+	// end at every checkpoint (backpressure, and the slots a checkpoint
+	// frees reused as soon as it is durable: canary_slots_reused_early
+	// lives there); five in eight stay within twice the smallest, so that
+	// a seed's ops wrap it several times; the rest reach up to 1024
+	// (wrapped by long runs).
 	lo := JournalSlotsMin(o.CheckpointInterval, replica.SimulationProfile().PipelineMax)
 	hi := 2 * lo
-	if r.IntN(8) == 0 {
+	switch r.IntN(8) {
+	case 0:
 		hi = 1024
+	case 1, 2:
+		hi = lo
 	}
 	o.JournalSlots = int(math.Round(float64(lo) * math.Pow(float64(max(hi, lo))/float64(lo), r.Float64())))
 	// Drawn last: a third of the seeds flip a bit of a StateChunk's body
