@@ -309,10 +309,13 @@ func LongRequests(clients int) int {
 
 // LongThinkTicks is how long each client of a long run with clients
 // clients waits between its requests: its share of LongRequests spread
-// over LongSafetyTicks, so that the run's history spans its whole budget
-// (without it the requests are done in some 20,000 ticks).
+// over four fifths of LongSafetyTicks, so that the run's history spans
+// most of its budget (without it the requests are done in some 20,000
+// ticks) and the requests' own latency still ends them within it (a lone
+// client thinking over the whole budget had 474 requests left for the
+// liveness phase's 60,000 ticks: long seed 1079834944).
 func LongThinkTicks(clients int) int {
-	return LongSafetyTicks / max(LongRequests(clients)/max(clients, 1), 1)
+	return LongSafetyTicks * 4 / 5 / max(LongRequests(clients)/max(clients, 1), 1)
 }
 
 // Long is the long-run preset (vopr -long): the swarm's draw for seed,

@@ -598,7 +598,7 @@ func TestLongPreset(t *testing.T) {
 		}
 		// The clients' requests spread over the budget: each client's share
 		// with its think time spans most of it, and no more.
-		if span := o.ThinkTicks * (o.Requests / sw.Clients); span > o.SafetyTicksMax || span < o.SafetyTicksMax*9/10 {
+		if span := o.ThinkTicks * (o.Requests / sw.Clients); span > o.SafetyTicksMax*4/5 || span < o.SafetyTicksMax*7/10 {
 			t.Errorf("Long(%d): %d clients thinking %d ticks over %d requests span %d ticks", s, sw.Clients, o.ThinkTicks, o.Requests, span)
 		}
 		o.SafetyTicksMax, o.Requests, o.ThinkTicks = sw.SafetyTicksMax, sw.Requests, sw.ThinkTicks
