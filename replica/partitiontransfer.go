@@ -59,13 +59,8 @@ func (h *partitionHost) needPartitionTransfer(g *partitionGroup, peer uint8, ret
 		return
 	}
 	h.r.probe("partition state transfer started")
-	h.startPartitionFetch(g, h.transferPeer(g, peer))
+	h.startPartitionFetch(g, peer) // it committed the ops it purged: its state is past the need
 }
-
-// transferPeer is whom a session asks first: the peer that answered
-// RangeEvicted (it committed the ops it purged, so its state is past the
-// need).
-func (h *partitionHost) transferPeer(_ *partitionGroup, peer uint8) uint8 { return peer }
 
 func (h *partitionHost) startPartitionFetch(g *partitionGroup, peer uint8) {
 	r, t := h.r, &g.transfer
@@ -132,7 +127,7 @@ func (h *partitionHost) releasePlace(g *partitionGroup) {
 		}
 		h.r.probe("partition state transfer started")
 		h.enter(w)
-		h.startPartitionFetch(w, h.transferPeer(w, w.transfer.peer))
+		h.startPartitionFetch(w, w.transfer.peer)
 	}
 }
 

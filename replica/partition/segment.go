@@ -548,6 +548,3 @@ func (s *SegmentLog) checkSlot(slot int) {
 		panic(fmt.Sprintf("partition: segment slot %d of %d", slot, s.cfg.Slots))
 	}
 }
-
-// xxh3Sum is a unit's payload sum.
-func xxh3Sum(b []byte) uint64 { return xxh3.Hash(b) }

@@ -8,6 +8,7 @@ import (
 	"github.com/iggy-vopr/vopr/replica/wire"
 	"github.com/iggy-vopr/vopr/sim/kernel"
 	"github.com/iggy-vopr/vopr/storage"
+	"github.com/zeebo/xxh3"
 )
 
 type segmentRig struct {
@@ -245,7 +246,7 @@ func TestSegmentLogTornReuseKeepsNothingOfTheUnit(t *testing.T) {
 	fresh := segmentBatches(2, 19)[0] // shorter: the header's unit bytes cover it and more
 	sector := make([]byte, 512)
 	encodeSegmentUnit(sector, SegmentUnit{Group: 3, BaseOffset: 0, Bytes: uint64(len(old[0])), Count: 1,
-		PayloadSum: xxh3Sum(old[0])})
+		PayloadSum: xxh3.Hash(old[0])})
 	copy(sector[SegmentUnitHeaderBytes:], fresh)
 	written := false
 	r.dev.Write(0, sector, func(error) { r.dev.Sync(func(error) { written = true }) })
