@@ -397,28 +397,3 @@ func (r *Replica) PartitionTransferInstalling() bool {
 	}
 	return false
 }
-
-// transferGroup returns the group of a state-transfer frame (commands
-// 22-25), false for any other frame.
-func transferGroup(frame []byte) (uint64, bool) {
-	h := wire.HeaderOf(frame)
-	switch h.Command() {
-	case wire.CommandRequestStateTransfer:
-		var x wire.RequestStateTransferHeader
-		x.Decode(h)
-		return x.Group, true
-	case wire.CommandStateTransferTarget:
-		var x wire.StateTransferTargetHeader
-		x.Decode(h)
-		return x.Group, true
-	case wire.CommandRequestStateChunk:
-		var x wire.RequestStateChunkHeader
-		x.Decode(h)
-		return x.Group, true
-	case wire.CommandStateChunk:
-		var x wire.StateChunkHeader
-		x.Decode(h)
-		return x.Group, true
-	}
-	return 0, false
-}

@@ -311,11 +311,13 @@ func (r *Replica) Deliver(peer uint8, frame []byte) {
 		r.onForwardLogoutResult(h)
 		return
 	}
-	if group, ok := wire.GroupOf(frame); ok && group != wire.MetadataGroup {
-		r.parts.deliver(peer, group, frame)
+	// State transfer first: its frames name a group too, and a partition
+	// group's go to the partition host's sessions, not to its consensus.
+	if r.deliverStateTransfer(peer, frame) {
 		return
 	}
-	if r.deliverStateTransfer(peer, frame) {
+	if group, ok := wire.GroupOf(frame); ok && group != wire.MetadataGroup {
+		r.parts.deliver(peer, group, frame)
 		return
 	}
 	r.metadata.Receive(peer, frame)

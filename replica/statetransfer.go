@@ -77,7 +77,12 @@ func (r *Replica) abandon() {
 // deliverStateTransfer handles the metadata plane's state-transfer frames
 // (commands 22-25) and reports whether frame was one.
 func (r *Replica) deliverStateTransfer(from uint8, frame []byte) bool {
-	if group, ok := transferGroup(frame); ok && group != wire.MetadataGroup {
+	switch wire.HeaderOf(frame).Command() {
+	case wire.CommandRequestStateTransfer, wire.CommandStateTransferTarget, wire.CommandRequestStateChunk, wire.CommandStateChunk:
+	default:
+		return false
+	}
+	if group, _ := wire.GroupOf(frame); group != wire.MetadataGroup {
 		if r.parts != nil {
 			r.parts.deliverPartitionTransfer(from, group, frame)
 		}

@@ -42,6 +42,22 @@ func GroupOf(frame []byte) (uint64, bool) {
 		var x RepairRangeHeader
 		x.Decode(h)
 		return x.Group, true
+	case CommandRequestStateTransfer:
+		var x RequestStateTransferHeader
+		x.Decode(h)
+		return x.Group, true
+	case CommandStateTransferTarget:
+		var x StateTransferTargetHeader
+		x.Decode(h)
+		return x.Group, true
+	case CommandRequestStateChunk:
+		var x RequestStateChunkHeader
+		x.Decode(h)
+		return x.Group, true
+	case CommandStateChunk:
+		var x StateChunkHeader
+		x.Decode(h)
+		return x.Group, true
 	}
 	return 0, false
 }

@@ -21,6 +21,10 @@ func TestGroupOf(t *testing.T) {
 		{"request_prepares", BuildFrame(&RequestPreparesHeader{Prefix: p(CommandRequestPrepares), FromOp: 1, ToOp: 2, Group: g}, nil), g, true},
 		{"repair_done", BuildFrame(&RepairRangeHeader{Prefix: p(CommandRepairDone), Group: g}, nil), g, true},
 		{"range_evicted", BuildFrame(&RepairRangeHeader{Prefix: p(CommandRangeEvicted), Group: g}, nil), g, true},
+		{"request_state_transfer", BuildFrame(&RequestStateTransferHeader{Prefix: p(CommandRequestStateTransfer), Nonce: U128{Lo: 1}, Group: g}, nil), g, true},
+		{"state_transfer_target", BuildFrame(&StateTransferTargetHeader{Prefix: p(CommandStateTransferTarget), Nonce: U128{Lo: 1}, Group: g}, nil), g, true},
+		{"request_state_chunk", BuildFrame(&RequestStateChunkHeader{Prefix: p(CommandRequestStateChunk), Nonce: U128{Lo: 1}, Len: 1, Group: g}, nil), g, true},
+		{"state_chunk", BuildFrame(&StateChunkHeader{Prefix: p(CommandStateChunk), Nonce: U128{Lo: 1}, Group: g}, nil), g, true},
 		{"request (no group of its own)", BuildFrame(&RequestHeader{Prefix: p(CommandRequest), Operation: OperationCreateStream}, nil), 0, false},
 	} {
 		got, ok := GroupOf(tc.frame)
