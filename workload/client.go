@@ -61,6 +61,8 @@ type inFlight struct {
 	// home session; read: the read a link's Register is for.
 	link *readLink
 	read Op
+	// route: where the request is admitted (routeOf).
+	route string
 }
 
 // Client is one simulated client.
@@ -106,6 +108,12 @@ type Client struct {
 	Transients int // requests answered TransientNotAccepted or TransientNotCommitted
 	// thinkLeft: ticks to wait before the next request (Config.ThinkTicks).
 	thinkLeft int
+	// routes: the replica that last admitted each route's request
+	// (routes.go), at most routeHintsMax; only looked up, never iterated.
+	routes map[string]int
+	// RouteMoves counts the requests sent to a replica a route's hint
+	// named instead of the current one.
+	RouteMoves int
 }
 
 // Transient refusals (client-ops.md 6.5) and how long the client holds
@@ -149,6 +157,21 @@ func (c *Client) Session() uint64 { return c.session }
 // forever when there are more clients than client-table slots.
 func (c *Client) Done() bool {
 	return c.pending == nil && c.reading == nil && c.registered && !c.hasWork()
+}
+
+// Backlog is how many requests the client has yet to see end: those not
+// yet sent and those in flight (the liveness phase's budget grows with it).
+func (c *Client) Backlog() int {
+	n := len(c.queue)
+	if c.cfg.Mix != nil {
+		n += max(0, c.cfg.Requests-c.sent)
+	}
+	for _, started := range []bool{c.pending != nil && !c.pending.register, c.reading != nil, c.deferred != nil} {
+		if started {
+			n++
+		}
+	}
+	return n
 }
 
 func (c *Client) hasWork() bool {
@@ -211,6 +234,7 @@ func (c *Client) failover() {
 	c.state = connIdle
 	c.target = (c.target + 1) % c.cfg.Replicas
 	if c.pending != nil {
+		c.forgetRoute(c.pending.route)
 		c.pending.ticks = 0
 		if r, ok := c.rec.(TimeoutRecorder); ok {
 			p := c.pending
@@ -307,9 +331,12 @@ func (c *Client) next() {
 	h := wire.RequestHeader{Client: c.id, Session: p.inv.Session, Request: p.inv.Request,
 		Operation: p.inv.Operation, RequestChecksum: p.inv.Checksum, CommandCode: p.inv.Code}
 	p.frame = wire.BuildFrame(&h, p.inv.Body)
+	p.route = routeOf(p.inv)
 	c.pending = &p
 	c.rec.Invoke(p.inv)
-	c.send()
+	if !c.followRoute(p.route) {
+		c.send()
+	}
 	c.alongsideStore(p.inv)
 }
 
@@ -400,6 +427,7 @@ func (c *Client) Received(conn ConnID, frame []byte) {
 			c.holdTicks = min(transientHoldTicks<<min(c.refusals, 8), transientHoldTicksMax)
 			c.refusals++
 			if code == codeTransientNotAccepted {
+				c.forgetRoute(p.route)
 				c.moveOn()
 			} else {
 				c.resend = true
@@ -410,6 +438,11 @@ func (c *Client) Received(conn ConnID, frame []byte) {
 		kind := Replied
 		if r.Status != 0 {
 			kind = Denied
+		}
+		if kind == Replied || p.route == routeMetadata {
+			// A partition op's denial may come from any replica (an
+			// unknown partition is refused before the primary is asked).
+			c.learnRoute(p.route, c.target)
 		}
 		if p.register {
 			if kind != Replied {

@@ -33,7 +33,7 @@ var knobs = []knob{
 	{"think-ticks", false, func(o *sim.Options) any { return &o.ThinkTicks }, "ticks a client waits after each reply before its next request (safety phase)"},
 	{"lite", false, func(o *sim.Options) any { return &o.Lite }, "safety phase only (no liveness phase)"},
 	{"safety-ticks", false, func(o *sim.Options) any { return &o.SafetyTicksMax }, "tick budget of the safety phase"},
-	{"liveness-ticks", false, func(o *sim.Options) any { return &o.LivenessTicksMax }, "ticks the core has to converge"},
+	{"liveness-ticks", false, func(o *sim.Options) any { return &o.LivenessTicksMax }, "ticks the core has to converge (and 100 more for each request left when the liveness phase begins)"},
 	{"delay-min-ns", false, func(o *sim.Options) any { return &o.DelayMinNs }, "minimum one-way frame delay"},
 	{"delay-mean-ns", false, func(o *sim.Options) any { return &o.DelayMeanNs }, "mean of the exponential part of the delay"},
 	{"reset", true, func(o *sim.Options) any { return &o.ResetProbability }, "per frame: the connection resets"},
