@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/iggy-vopr/vopr/replica/wire"
+	"github.com/iggy-vopr/vopr/sim/plan"
 	"github.com/zeebo/xxh3"
 )
 
@@ -172,28 +173,42 @@ func (n *Network) Send(c ConnID, from NodeID, frame []byte) bool {
 		n.lose(p, command, LostClosed)
 		return true
 	}
-	if n.faultsOn && n.opts.ResetProbability > 0 && n.rngReset.Float64() < n.opts.ResetProbability {
-		// The write went into the socket; then the connection died.
-		n.lose(p, command, LostReset)
-		x.reset(ResetRandom, LostReset)
-		return true
+	link := func(kind plan.Kind) plan.Site {
+		return plan.Site{Kind: kind, A: int32(n.nodes[x.node[e]].id), B: int32(n.nodes[x.node[1-e]].id)}
+	}
+	if n.faultsOn && n.opts.ResetProbability > 0 {
+		drawn := n.rngReset.Float64() < n.opts.ResetProbability
+		if _, fire := n.opts.Plan.Fire(n.sched.Now(), link(plan.Reset), drawn); fire {
+			// The write went into the socket; then the connection died.
+			n.opts.Plan.Fired(n.sched.Now(), link(plan.Reset), "")
+			n.lose(p, command, LostReset)
+			x.reset(ResetRandom, LostReset)
+			return true
+		}
 	}
 	buf := n.pool.get(len(frame))
 	copy(buf, frame)
-	if n.faultsOn && n.opts.CorruptProbability > 0 && n.rngCorrupt.Float64() < n.opts.CorruptProbability {
-		if n.corrupt(buf) {
+	if n.faultsOn && n.opts.CorruptProbability > 0 {
+		// A frame with no protected range cannot be corrupted: its draw
+		// fires nothing (a plan does not hold it).
+		drawn := n.rngCorrupt.Float64() < n.opts.CorruptProbability && n.corruptible(buf)
+		if _, fire := n.opts.Plan.Fire(n.sched.Now(), link(plan.Corrupt), drawn); fire && n.corrupt(buf) {
+			n.opts.Plan.Fired(n.sched.Now(), link(plan.Corrupt), "")
 			for _, k := range n.counters(p, command) {
 				k.FramesCorrupted++
 			}
 		}
 	}
-	if n.faultsOn && n.opts.ChunkCorruptProbability > 0 && command == uint8(wire.CommandStateChunk) && len(buf) > wire.HeaderSize &&
-		n.rngChunkCorrupt.Float64() < n.opts.ChunkCorruptProbability {
-		bit := n.rngChunkCorrupt.IntN((len(buf) - wire.HeaderSize) * 8)
-		buf[wire.HeaderSize+bit/8] ^= 1 << (bit % 8)
-		for _, k := range n.counters(p, command) {
-			k.FramesCorrupted++
-			k.ChunksCorrupted++
+	if n.faultsOn && n.opts.ChunkCorruptProbability > 0 && command == uint8(wire.CommandStateChunk) && len(buf) > wire.HeaderSize {
+		drawn := n.rngChunkCorrupt.Float64() < n.opts.ChunkCorruptProbability
+		if _, fire := n.opts.Plan.Fire(n.sched.Now(), link(plan.ChunkCorrupt), drawn); fire {
+			n.opts.Plan.Fired(n.sched.Now(), link(plan.ChunkCorrupt), "")
+			bit := n.rngChunkCorrupt.IntN((len(buf) - wire.HeaderSize) * 8)
+			buf[wire.HeaderSize+bit/8] ^= 1 << (bit % 8)
+			for _, k := range n.counters(p, command) {
+				k.FramesCorrupted++
+				k.ChunksCorrupted++
+			}
 		}
 	}
 	now := n.sched.Now()

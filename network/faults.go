@@ -5,8 +5,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 
 	"github.com/iggy-vopr/vopr/replica/wire"
+	"github.com/iggy-vopr/vopr/sim/plan"
 )
 
 // ticker is the network's periodic event: every TickNs, on the tick grid, it
@@ -59,26 +61,120 @@ func mix(h, v uint64) uint64 {
 func (n *Network) tickFaults(nowNs int64) (changed bool, hash uint64) {
 	o := &n.opts
 	if o.PartitionMode != PartitionNone && len(n.replicas) >= 2 {
-		sinceNs := nowNs - n.partitionChangedNs
-		if n.partitioned {
-			if sinceNs >= o.PartitionStabilityMinTicks*TickNs && n.rngPartition.Float64() < o.UnpartitionProbability {
-				if o.RepartitionProbability > 0 && n.rngPartition.Float64() < o.RepartitionProbability {
-					n.stats.Repartitions++
-					changed, hash = true, n.startRandomPartition(hash)
-				} else {
-					n.setCuts(nil, false)
-					changed, hash = true, mix(hash, 1)
-				}
-			}
-		} else if sinceNs >= o.UnpartitionStabilityMinTicks*TickNs && n.rngPartition.Float64() < o.PartitionProbability {
-			changed, hash = true, n.startRandomPartition(hash)
-		}
+		changed, hash = n.tickPartition(nowNs) // first: the hash starts here
 	}
-	if o.ClogProbability > 0 && nowNs >= n.clogScanNs {
-		c, h := n.tickClogs(nowNs)
+	if o.ClogProbability == 0 {
+		return changed, hash
+	}
+	var due []plan.Firing
+	if o.Plan.Replaying() {
+		due = o.Plan.Due(nowNs, plan.Clog)
+	}
+	if nowNs >= n.clogScanNs || len(due) > 0 {
+		// Replaying, the scan still draws but clogs nothing, and the plan's
+		// clogs go on hashing where it left off, in its order (the scan's):
+		// a whole plan hashes each tick as its recording did.
+		var c bool
+		var h uint64
+		if nowNs >= n.clogScanNs {
+			c, h = n.tickClogs(nowNs)
+		}
+		for _, f := range due {
+			if n.replayClog(nowNs, f, &h) {
+				c = true
+			}
+		}
 		changed, hash = changed || c, mix(hash, h)
 	}
 	return changed, hash
+}
+
+// tickPartition draws this tick's partition change: a heal or a new
+// partition while partitioned, a partition while not. Replaying a fault
+// plan, the draws happen as they would, but the plan says what changes,
+// with the partition's shape.
+func (n *Network) tickPartition(nowNs int64) (changed bool, hash uint64) {
+	o := &n.opts
+	sinceNs := nowNs - n.partitionChangedNs
+	drawnPartition, drawnHeal := false, false
+	var side []uint8
+	if n.partitioned {
+		if sinceNs >= o.PartitionStabilityMinTicks*TickNs && n.rngPartition.Float64() < o.UnpartitionProbability {
+			if o.RepartitionProbability > 0 && n.rngPartition.Float64() < o.RepartitionProbability {
+				drawnPartition, side = true, n.drawSide()
+			} else {
+				drawnHeal = true
+			}
+		}
+	} else if sinceNs >= o.UnpartitionStabilityMinTicks*TickNs && n.rngPartition.Float64() < o.PartitionProbability {
+		drawnPartition, side = true, n.drawSide()
+	}
+	all := plan.Site{Kind: plan.Partition, A: -1, B: -1}
+	if args, fire := o.Plan.Fire(nowNs, all, drawnPartition); fire {
+		if o.Plan.Replaying() {
+			if side = n.parseSide(args); side == nil {
+				return false, 0 // a shape for another cluster: nothing cut
+			}
+		}
+		o.Plan.Fired(nowNs, all, sideArgs(side))
+		if n.partitioned {
+			n.stats.Repartitions++
+		}
+		n.setCuts(side, o.PartitionSymmetry == PartitionOneWay)
+		return true, mix(0, n.cutHash())
+	}
+	heal := plan.Site{Kind: plan.Heal, A: -1, B: -1}
+	if _, fire := o.Plan.Fire(nowNs, heal, drawnHeal); fire && n.partitioned {
+		o.Plan.Fired(nowNs, heal, "")
+		n.setCuts(nil, false)
+		return true, mix(0, 1)
+	}
+	return false, 0
+}
+
+// sideArgs is a partition's shape in a fault plan: one digit a replica, by
+// position (sideRest, sideCut, sideBridge).
+func sideArgs(side []uint8) string {
+	b := make([]byte, len(side))
+	for i, s := range side {
+		b[i] = '0' + s
+	}
+	return string(b)
+}
+
+// parseSide reads sideArgs; nil if args is not a shape of this cluster.
+func (n *Network) parseSide(args string) []uint8 {
+	if len(args) != len(n.replicas) {
+		return nil
+	}
+	side := make([]uint8, len(args))
+	for i := range args {
+		if args[i] < '0' || args[i] > '0'+sideBridge {
+			return nil
+		}
+		side[i] = args[i] - '0'
+	}
+	return side
+}
+
+// replayClog clogs the path of a replayed fault plan's clog f now, for
+// the time the plan gives, folding it into hash as tickClogs does; false
+// if f names no path of this cluster.
+func (n *Network) replayClog(nowNs int64, f plan.Firing, hash *uint64) bool {
+	from, okFrom := n.index[NodeID(f.Site.A)]
+	to, okTo := n.index[NodeID(f.Site.B)]
+	durationNs, err := strconv.ParseInt(f.Args, 10, 64)
+	if !okFrom || !okTo || from == to || err != nil || durationNs < 0 {
+		return false
+	}
+	p := &n.paths[from][to]
+	p.clogAtNs = 0
+	p.clogUntilNs = nowNs + durationNs
+	n.opts.Plan.Fired(nowNs, f.Site, f.Args)
+	n.stats.Clogs++
+	*hash = mix(mix(mix(*hash, uint64(n.nodes[from].id)), uint64(n.nodes[to].id)), uint64(p.clogUntilNs))
+	n.clogScanNs = min(n.clogScanNs, p.clogUntilNs)
+	return true
 }
 
 // tickClogs clogs the paths due to clog now. Each path clogs with
@@ -109,7 +205,13 @@ func (n *Network) tickClogs(nowNs int64) (changed bool, hash uint64) {
 				continue
 			}
 			p.clogAtNs = 0
-			p.clogUntilNs = nowNs + draw(n.rngClog, 0, o.ClogDurationMeanNs)
+			durationNs := draw(n.rngClog, 0, o.ClogDurationMeanNs)
+			if o.Plan.Replaying() {
+				continue // the plan clogs (replayClogs)
+			}
+			p.clogUntilNs = nowNs + durationNs
+			o.Plan.Fired(nowNs, plan.Site{Kind: plan.Clog, A: int32(n.nodes[from].id), B: int32(n.nodes[to].id)},
+				strconv.FormatInt(durationNs, 10))
 			n.stats.Clogs++
 			changed = true
 			hash = mix(mix(mix(hash, uint64(n.nodes[from].id)), uint64(n.nodes[to].id)), uint64(p.clogUntilNs))
@@ -292,6 +394,18 @@ func (n *Network) resume() {
 // corrupt flips one bit of frame, drawn uniformly among the bits of its
 // protected ranges, and reports whether it did: a frame with no protected
 // range (a client or handshake frame, an unsealed prepare) stays intact.
+func (n *Network) corruptible(frame []byte) bool {
+	n.ranges = wire.ProtectedRanges(frame, n.ranges[:0])
+	for _, r := range n.ranges {
+		if r.To > r.From {
+			return true
+		}
+	}
+	return false
+}
+
+// corrupt flips one bit of frame, drawn uniformly among the bits of its
+// protected ranges, and reports whether it did (corruptible).
 func (n *Network) corrupt(frame []byte) bool {
 	n.ranges = wire.ProtectedRanges(frame, n.ranges[:0])
 	bitsTotal := 0

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/iggy-vopr/vopr/replica/wire"
+	"github.com/iggy-vopr/vopr/sim/plan"
 )
 
 // Event is the loop's event type. It is an alias of the same interface
@@ -204,6 +205,11 @@ type Options struct {
 	// checksum_body is 0), so the receiver accepts the frame and only the
 	// whole artifact's checksum can catch it (DEVIATIONS.md 63).
 	ChunkCorruptProbability float64
+
+	// Plan, when non-nil, records the faults that fire (resets, frame
+	// and chunk corruption, partitions, heals, clogs) or, replaying a
+	// fault plan, decides them (sim/plan); the draws happen as without it.
+	Plan *plan.Gate
 
 	// PoisonBuffers overwrites a frame's buffer after Received returns, so a
 	// receiver that keeps the slice instead of copying it reads garbage at

@@ -6,6 +6,7 @@ import (
 
 	"github.com/iggy-vopr/vopr/network"
 	"github.com/iggy-vopr/vopr/sim/kernel"
+	"github.com/iggy-vopr/vopr/sim/plan"
 )
 
 // Run runs one seed with its options: the safety phase, then (unless Lite)
@@ -40,6 +41,13 @@ type Outputs struct {
 	// holds every event in memory (a kernel.TraceEntry, some 48 bytes,
 	// each), and recording changes nothing else, the digest included.
 	RecordTrace *[]kernel.TraceEntry
+	// Plan, when non-nil, records the run's fault firings (plan.Recorder)
+	// or replays a fault plan (plan.Replayer): crashes, pauses, partitions
+	// and heals, clogs, resets, frame and chunk corruption, sector faults
+	// and the liveness core. The targeted nemeses (rollback, stale answers,
+	// view-change faults) are not in it: their knobs turn them off. A
+	// recording run has the digest of a plain one.
+	Plan *plan.Gate
 }
 
 // RunWith is Run with every output.

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/anishathalye/porcupine"
@@ -16,6 +17,7 @@ import (
 	"github.com/iggy-vopr/vopr/replica/vsr"
 	"github.com/iggy-vopr/vopr/replica/wire"
 	"github.com/iggy-vopr/vopr/sim/kernel"
+	"github.com/iggy-vopr/vopr/sim/plan"
 	"github.com/iggy-vopr/vopr/storage"
 	"github.com/iggy-vopr/vopr/workload"
 )
@@ -110,7 +112,9 @@ func runVOPR(o Options, out Outputs, hook func(*Cluster)) (res Result) {
 		}
 		v.finish()
 	}()
-	v.c = NewCluster(clusterOptions(o))
+	co := clusterOptions(o)
+	co.Network.Plan, co.Storage.Plan = out.Plan, out.Plan
+	v.c = NewCluster(co)
 	if out.Capture != nil {
 		v.capture = &captureWriter{w: out.Capture}
 	}
@@ -216,6 +220,7 @@ func (v *vopr) Fire(nowNs int64, _ uint64) (string, int32, uint64) {
 			return "", 0, 0
 		}
 	}
+	gate := v.out.Plan
 	for _, n := range v.c.Replicas {
 		switch {
 		case n.Up() && !n.Paused():
@@ -224,24 +229,33 @@ func (v *vopr) Fire(nowNs int64, _ uint64) (string, int32, uint64) {
 			if midIO {
 				p *= v.o.CrashIOFactor
 			}
-			if v.chaos.Float64() < p {
-				if v.memoryLossBeyondBound(n) {
-					v.res.Probes["crash deferred: the memory-loss bound"]++
-					continue
-				}
+			crash := plan.Site{Kind: plan.Crash, A: int32(n.ID()), B: -1}
+			drawn := v.chaos.Float64() < p
+			deferred := drawn && v.memoryLossBeyondBound(n)
+			args, fire := gate.Fire(nowNs, crash, drawn && !deferred)
+			if deferred || fire && v.memoryLossBeyondBound(n) {
+				v.res.Probes["crash deferred: the memory-loss bound"]++
+				continue
+			}
+			if fire {
 				if midIO {
 					v.res.CrashesMidIO++
 				}
 				n.Crash()
 				v.tr.process("crash", n.ID(), midIO, "", 0)
 				v.noteMemoryLoss()
-				v.c.Loop.After(v.drawTicks(v.o.RestartDelayMeanTicks)*kernel.TickNs, restartEvent{v, n}, uint64(n.incarnation))
+				ticks := v.firingTicks(drawn, args, v.o.RestartDelayMeanTicks)
+				gate.Fired(nowNs, crash, strconv.FormatInt(ticks, 10))
+				v.c.Loop.After(ticks*kernel.TickNs, restartEvent{v, n}, uint64(n.incarnation))
 				return "vopr.crash", int32(n.ID()), 0
 			}
-			if v.chaos.Float64() < v.o.PauseProbability {
+			pause := plan.Site{Kind: plan.Pause, A: int32(n.ID()), B: -1}
+			drawn = v.chaos.Float64() < v.o.PauseProbability
+			if args, fire := gate.Fire(nowNs, pause, drawn); fire {
 				n.Pause()
 				v.res.Pauses++
-				ticks := v.drawTicks(v.o.PauseMeanTicks)
+				ticks := v.firingTicks(drawn, args, v.o.PauseMeanTicks)
+				gate.Fired(nowNs, pause, strconv.FormatInt(ticks, 10))
 				v.tr.process("pause", n.ID(), false, "", ticks)
 				v.c.Loop.After(ticks*kernel.TickNs, resumeEvent{v, n}, 0)
 				return "vopr.pause", int32(n.ID()), 0
@@ -249,6 +263,22 @@ func (v *vopr) Fire(nowNs int64, _ uint64) (string, int32, uint64) {
 		}
 	}
 	return "", 0, 0
+}
+
+// firingTicks is how long a crash or pause that fires lasts: drawn as
+// without a plan when the draw fired it (a replay draws what the recording
+// drew), and, replaying, the plan's ticks (args) whenever they are a count.
+func (v *vopr) firingTicks(drawn bool, args string, meanTicks int) int64 {
+	ticks := int64(1)
+	if drawn {
+		ticks = v.drawTicks(meanTicks)
+	}
+	if v.out.Plan.Replaying() {
+		if t, err := strconv.ParseInt(args, 10, 64); err == nil && t >= 1 {
+			ticks = t
+		}
+	}
+	return ticks
 }
 
 // memoryLossBeyondBound reports whether crashing n would leave more than f
@@ -391,10 +421,15 @@ func (v *vopr) liveness() {
 	size := vsr.QuorumViewChange(n) + v.chaos.IntN(n-vsr.QuorumViewChange(n)+1)
 	perm := v.chaos.Perm(n)
 	v.core = make([]bool, n)
-	heal := []network.NodeID{}
 	for _, i := range perm[:size] {
 		v.core[i] = true
-		heal = append(heal, network.NodeID(i))
+	}
+	v.planCore()
+	heal := []network.NodeID{}
+	for _, i := range perm {
+		if v.core[i] {
+			heal = append(heal, network.NodeID(i))
+		}
 	}
 	for _, cl := range c.Clients {
 		heal = append(heal, cl.node)
@@ -497,6 +532,39 @@ func (v *vopr) liveness() {
 	default:
 		v.res.Violation = fmt.Sprintf("the core did not stay converged in view %d: %s", s.firstView, v.coreState())
 	}
+}
+
+// planCore notes the liveness core in the fault plan or, replaying one,
+// takes the plan's core if it names at least a view-change quorum of
+// replicas (a plan of another cluster size does not).
+func (v *vopr) planCore() {
+	gate, site := v.out.Plan, plan.Site{Kind: plan.Core, A: -1, B: -1}
+	now := v.c.Loop.Now()
+	// Drawn is false replaying: a plan without a core keeps the drawn one
+	// (nothing suppressed).
+	if args, fire := gate.Fire(now, site, !gate.Replaying()); fire && gate.Replaying() {
+		core, ok := make([]bool, v.o.Replicas), true
+		count := 0
+		for _, f := range strings.Split(args, ",") {
+			i, err := strconv.Atoi(f)
+			if err != nil || i < 0 || i >= v.o.Replicas || core[i] {
+				ok = false
+				break
+			}
+			core[i] = true
+			count++
+		}
+		if ok && count >= vsr.QuorumViewChange(v.o.Replicas) {
+			v.core = core
+		}
+	}
+	var ids []string
+	for i, in := range v.core {
+		if in {
+			ids = append(ids, strconv.Itoa(i))
+		}
+	}
+	gate.Fired(now, site, strings.Join(ids, ","))
 }
 
 // finalFlush ends a converged liveness phase as a clean shutdown would:

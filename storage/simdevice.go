@@ -3,10 +3,14 @@ package storage
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 
 	"github.com/zeebo/xxh3"
+
+	"github.com/iggy-vopr/vopr/sim/plan"
 )
 
 // Latency is the distribution of one kind of I/O's latency: MinNs plus an
@@ -58,6 +62,11 @@ type Options struct {
 	// mix of durable and new atoms), or else kept (the new bytes land).
 	CrashLostProbability float64
 	CrashTornProbability float64
+
+	// Plan, when non-nil, records the sector faults that fire (latent,
+	// corrupt, misdirect; a crash's tears belong to the crash) or, replaying
+	// a fault plan, decides them (sim/plan); the draws happen as without it.
+	Plan *plan.Gate
 }
 
 // Faults are the per-I/O probabilities, each in [0, 1], of the faults the
@@ -765,27 +774,53 @@ func (d *SimDevice) eachGrantedRun(first, count uint64, fn func(run0, runCount u
 // [first, first+count) drawn uniformly among those in granted chunks (none
 // if there are none).
 func (d *SimDevice) maybeMark(rng *rand.Rand, p float64, first, count uint64, flag uint8) {
-	if !d.faultable() || p == 0 || rng.Float64() >= p {
+	if !d.faultable() || p == 0 {
 		return
 	}
+	drawn := rng.Float64() < p
 	var eligible uint64
-	d.eachGrantedRun(first, count, func(_, n uint64) { eligible += n })
-	if eligible == 0 {
+	if drawn || d.opts.Plan.Replaying() {
+		d.eachGrantedRun(first, count, func(_, n uint64) { eligible += n })
+	}
+	drawn = drawn && eligible > 0 // a write with no sector to fault fires nothing
+	site := plan.Site{Kind: plan.CorruptSector, A: d.node, B: -1}
+	if flag == faultLatent {
+		site.Kind = plan.Latent
+	}
+	args, fire := d.opts.Plan.Fire(d.sched.Now(), site, drawn)
+	if !drawn && !fire || eligible == 0 {
 		return
 	}
-	pick := rng.Uint64N(eligible)
-	d.eachGrantedRun(first, count, func(run0, n uint64) {
-		if pick < n {
-			st := d.sectorOf(run0 + pick)
-			st.flags |= flag
-			if flag == faultLatent {
-				d.stats.LatentMarked++
-			} else {
-				d.stats.CorruptMarked++
+	marked := uint64(math.MaxUint64)
+	if drawn {
+		pick := rng.Uint64N(eligible)
+		d.eachGrantedRun(first, count, func(run0, n uint64) {
+			if pick < n {
+				marked = run0 + pick
 			}
+			pick -= n // wraps once past the pick; never < n again
+		})
+	}
+	if d.opts.Plan.Replaying() {
+		marked = math.MaxUint64
+		if sector, err := strconv.ParseUint(args, 10, 64); err == nil && fire && sector >= first && sector < first+count {
+			d.eachGrantedRun(first, count, func(run0, n uint64) {
+				if sector >= run0 && sector < run0+n {
+					marked = sector // the plan's sector, where this write may fault it
+				}
+			})
 		}
-		pick -= n // wraps once past the pick; never < n again
-	})
+	}
+	if marked == math.MaxUint64 || !fire {
+		return
+	}
+	d.opts.Plan.Fired(d.sched.Now(), site, strconv.FormatUint(marked, 10))
+	d.sectorOf(marked).flags |= flag
+	if flag == faultLatent {
+		d.stats.LatentMarked++
+	} else {
+		d.stats.CorruptMarked++
+	}
 }
 
 // MisdirectNextWrite arms a misdirect, for a targeted nemesis: the next
@@ -815,22 +850,82 @@ func (d *SimDevice) misdirect(sector, count uint64) uint64 {
 	if forced {
 		d.armed = false
 	}
-	if !forced && (!d.faultable() || d.opts.Faults.MisdirectProbability == 0 || d.rngMisdirect.Float64() >= d.opts.Faults.MisdirectProbability) {
+	if !forced {
+		if !d.faultable() || d.opts.Faults.MisdirectProbability == 0 {
+			return sector
+		}
+		// A write no misdirect can move fires nothing.
+		drawn := d.rngMisdirect.Float64() < d.opts.Faults.MisdirectProbability && d.misdirectable(sector, count)
+		site := plan.Site{Kind: plan.Misdirect, A: d.node, B: -1}
+		args, fire := d.opts.Plan.Fire(d.sched.Now(), site, drawn)
+		if !fire {
+			return sector
+		}
+		landing := d.misdirectLanding(sector, count, drawn || !d.opts.Plan.Replaying())
+		if d.opts.Plan.Replaying() {
+			// The plan's landing, if it is one this write could take.
+			if at, err := strconv.ParseUint(args, 10, 64); err == nil && at != sector && d.sameZoneOffset(sector, count, at) {
+				landing = at
+			} else {
+				landing = sector
+			}
+		}
+		if landing != sector {
+			d.opts.Plan.Fired(d.sched.Now(), site, strconv.FormatUint(landing, 10))
+		}
+		return landing
+	}
+	return d.misdirectLanding(sector, count, true)
+}
+
+// sameZoneOffset reports whether at is where a misdirect of a write of
+// count sectors to sector could land: the same offset in another granted
+// chunk of its zone.
+func (d *SimDevice) sameZoneOffset(sector, count, at uint64) bool {
+	layout := d.opts.Layout
+	if at >= layout.Sectors() {
+		return false
+	}
+	z, c := layout.Locate(sector)
+	za, ca := layout.Locate(at)
+	if za != z || ca == c {
+		return false
+	}
+	if _, found := slices.BinarySearch(d.grantedChunks[z], ca); !found {
+		return false
+	}
+	start := layout.ChunkStart(z, c)
+	return sector+count <= start+layout.Zone(z).ChunkSectors && at-layout.ChunkStart(za, ca) == sector-start
+}
+
+// misdirectLanding picks where a misdirected write lands (draw: draw the
+// other chunk, as a random misdirect does; else stay).
+func (d *SimDevice) misdirectLanding(sector, count uint64, draw bool) uint64 {
+	if !draw || !d.misdirectable(sector, count) {
 		return sector
 	}
 	layout := d.opts.Layout
 	z, c := layout.Locate(sector)
 	start := layout.ChunkStart(z, c)
 	granted := d.grantedChunks[z]
-	at, found := slices.BinarySearch(granted, c)
-	if sector+count > start+layout.Zone(z).ChunkSectors || !found || len(granted) < 2 {
-		return sector // spans chunks, or the target or every other chunk is not ours to fault
-	}
+	at, _ := slices.BinarySearch(granted, c)
 	other := d.rngMisdirect.IntN(len(granted) - 1)
 	if other >= at {
 		other++
 	}
 	return layout.ChunkStart(z, granted[other]) + (sector - start)
+}
+
+// misdirectable reports whether a write of count sectors to sector can be
+// misdirected: it lies in one chunk, which the atlas lets this replica
+// fault, and its zone has another such chunk.
+func (d *SimDevice) misdirectable(sector, count uint64) bool {
+	layout := d.opts.Layout
+	z, c := layout.Locate(sector)
+	start := layout.ChunkStart(z, c)
+	granted := d.grantedChunks[z]
+	_, found := slices.BinarySearch(granted, c)
+	return sector+count <= start+layout.Zone(z).ChunkSectors && found && len(granted) >= 2
 }
 
 // CrashReport tells what a crash did to the non-durable sectors.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/iggy-vopr/vopr/network"
 	"github.com/iggy-vopr/vopr/sim"
+	"github.com/iggy-vopr/vopr/sim/plan"
 )
 
 // knob is one Options field that a flag of the same name overrides. The
@@ -279,6 +280,12 @@ type config struct {
 	// (-check-determinism).
 	checkDeterminism bool
 	shard            shardFlag // -shard i/n; n is 1 without it
+	// writePlan: -write-plan FILE, where each seed's fault plan goes (in
+	// a campaign, one file per seed, named as for -trace); plan: -plan
+	// FILE, the fault plan the run replays, read into replay.
+	writePlan string
+	plan      string
+	replay    *plan.Plan
 }
 
 // shardFlag is -shard i/n: the campaign's shard i of n. Shard i runs the
@@ -371,7 +378,12 @@ func (e *usageError) Error() string { return e.msg }
 // -h, a *usageError for anything else wrong (the flag package has already
 // printed its own message for a bad flag value when printed is true).
 func parseArgs(args []string, stderr io.Writer) (cfg *config, printed bool, err error) {
-	cfg = &config{parallel: 1}
+	return parseArgsInto(&config{parallel: 1}, args, stderr)
+}
+
+// parseArgsInto is parseArgs into cfg (a replay's config comes with its
+// plan already read).
+func parseArgsInto(cfg *config, args []string, stderr io.Writer) (_ *config, printed bool, err error) {
 	fs := flag.NewFlagSet("vopr", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {} // the caller prints the usage, to stdout for -h
@@ -391,6 +403,8 @@ func parseArgs(args []string, stderr io.Writer) (cfg *config, printed bool, err 
 	fs.BoolVar(&cfg.version, "version", false, "")
 	fs.BoolVar(&cfg.checkDeterminism, "check-determinism", false, "")
 	fs.Var(&cfg.shard, "shard", "")
+	fs.StringVar(&cfg.writePlan, "write-plan", "", "")
+	fs.StringVar(&cfg.plan, "plan", "", "")
 	for i := range knobs {
 		fs.Var(&knobFlag{knob: &knobs[i], cfg: cfg}, knobs[i].name, "")
 	}
@@ -433,6 +447,9 @@ func parseArgs(args []string, stderr io.Writer) (cfg *config, printed bool, err 
 				return nil, false, &usageError{fmt.Sprintf("-performance runs one fixed, fault-free configuration: -%s does not combine with it", name)}
 			}
 		}
+	}
+	if cfg.plan != "" && cfg.replay == nil {
+		return withPlan(cfg, args, given, stderr)
 	}
 	if err := cfg.checkReplicaNeeds(); err != nil {
 		return nil, false, err
@@ -632,19 +649,33 @@ func (c *config) reproduce(seed uint64) string {
 	} else {
 		b.WriteString("vopr -seed " + strconv.FormatUint(seed, 10))
 	}
+	for _, f := range c.runFlags() {
+		b.WriteString(" " + f)
+	}
+	if c.plan != "" {
+		b.WriteString(" -plan " + c.plan)
+	}
+	return b.String()
+}
+
+// runFlags are the flags that shape a seed's world: -long, -faults and
+// the knob overrides, as a command line spells them (a fault plan
+// records them; -seed, outputs and campaign flags are not among them).
+func (c *config) runFlags() []string {
+	var flags []string
 	if c.long {
-		b.WriteString(" -long")
+		flags = append(flags, "-long")
 	}
 	if c.faults.none {
-		b.WriteString(" -faults=none")
+		flags = append(flags, "-faults=none")
 	}
 	for _, ov := range c.overrides {
 		var o sim.Options
 		setKnob(ov.knob, &o, ov.value)
 		_, text := knobValue(ov.knob, &o)
-		b.WriteString(" -" + ov.knob.name + "=" + text)
+		flags = append(flags, "-"+ov.knob.name+"="+text)
 	}
-	return b.String()
+	return flags
 }
 
 // randomSeed draws the seed of a run given none: the one place randomness
@@ -706,6 +737,14 @@ flags:
   -capture FILE    write every frame delivered from one replica to another to FILE, as
                    records with their own length and checksum (vopr decode reads it);
                    in a campaign, one file per seed, named as for -trace
+  -write-plan FILE write the run's fault plan to FILE: its seed, its flags and one line
+                   per fault firing (crash, pause, partition, heal, clog, reset, corrupt,
+                   chunk_corrupt, latent, corrupt_sector, misdirect, core), keyed by
+                   virtual time and site; in a campaign, one file per seed, as for -trace
+  -plan FILE       replay a fault plan: the plan's seed and flags (flags given win), and
+                   its firings decide the faults; delete lines to replay without them
+                   (the draws still happen, so nothing else shifts). The targeted
+                   nemeses (-rollback, -stale-answers, -view-change-faults) are not in it
   -porcupine       also check the clients' metadata history with porcupine under the
                    checker's reference model (at most 60 s of wall time a seed); the
                    summary line ends porcupine=ok, illegal or unknown (the search ran

@@ -93,6 +93,9 @@ func writeSeedText(b *bytes.Buffer, sr *seedRun, cfg *config, reproduce string, 
 	if r.Explanation != "" {
 		fmt.Fprintf(b, "explanation: %s\n", oneLine(r.Explanation))
 	}
+	if sr.planned && !compact {
+		fmt.Fprintf(b, "plan: firings=%d suppressed=%d missed=%d\n", sr.planFired, sr.planSuppressed, sr.planMissed)
+	}
 	if cfg.performance {
 		writeFramesPerOp(b, r)
 	}

@@ -51,6 +51,11 @@ type seedRun struct {
 	// two runs' digests differed.
 	determinism string
 	divergence  string
+	// planned: the run recorded or replayed a fault plan; then the
+	// firings it fired, the drawn ones a replay suppressed, and the plan's
+	// firings that found no chance (plan.Gate.Stats).
+	planned                               bool
+	planFired, planSuppressed, planMissed int
 }
 
 // The verdicts of -check-determinism, as -json's "determinism" key spells
@@ -109,6 +114,7 @@ type output struct {
 	flag string
 	file *os.File
 	buf  *bufio.Writer
+	err  error // an output that already failed (the plan file)
 }
 
 func openOutput(flag, path string) (*output, error) {
@@ -121,6 +127,9 @@ func openOutput(flag, path string) (*output, error) {
 
 // close flushes and closes the file; the first error.
 func (o *output) close() error {
+	if o.err != nil {
+		return o.err
+	}
 	err := o.buf.Flush()
 	if cerr := o.file.Close(); err == nil {
 		err = cerr
@@ -162,8 +171,17 @@ func (rn *runner) runOne(o sim.Options, off []disabled, compact bool) *seedRun {
 		files = append(files, f)
 		want.set(f.buf)
 	}
+	gate := rn.cfg.planGate()
+	outs.Plan = gate
 	start := rn.now()
 	sr.result, sr.note = rn.safeRun(o, outs)
+	if gate != nil {
+		sr.planFired, sr.planSuppressed, sr.planMissed = gate.Stats()
+		sr.planned = true
+		if err := rn.cfg.writeSeedPlan(o.Seed, gate); err != nil {
+			files = append(files, &output{flag: "plan", err: err})
+		}
+	}
 	if rn.cfg.checkDeterminism {
 		rn.checkDeterminism(sr)
 	}
