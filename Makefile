@@ -84,3 +84,11 @@ clean:
 .PHONY: canary
 canary:
 	GO=$(GO) ./canary/run.sh
+
+# Shrink every canary's first failing seed with vopr shrink and check that
+# each shrunk run, replayed from its plan alone, fails the same way and is
+# smaller (scripts/shrink-canaries.sh; BUDGET per canary, default 2m). Not
+# part of make test.
+.PHONY: shrink-canaries
+shrink-canaries:
+	GO=$(GO) ./scripts/shrink-canaries.sh

@@ -110,7 +110,9 @@ func (n *Network) tickPartition(nowNs int64) (changed bool, hash uint64) {
 		drawnPartition, side = true, n.drawSide()
 	}
 	all := plan.Site{Kind: plan.Partition, A: -1, B: -1}
-	if args, fire := o.Plan.Fire(nowNs, all, drawnPartition); fire {
+	// A knob off fires none of the plan's partitions either (a heal still
+	// lifts one).
+	if args, fire := o.Plan.Fire(nowNs, all, drawnPartition); fire && (o.PartitionProbability > 0 || o.RepartitionProbability > 0) {
 		if o.Plan.Replaying() {
 			if side = n.parseSide(args); side == nil {
 				return false, 0 // a shape for another cluster: nothing cut

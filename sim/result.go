@@ -100,6 +100,7 @@ type Result struct {
 	Evidence    []string // the events that led to a failure, oldest first
 
 	Ticks       uint64
+	Events      uint64 // loop events fired (kernel.Loop.Processed): a run's size for vopr shrink
 	Requests    uint64 // requests the clients invoked
 	Replies     uint64 // requests that got a reply
 	Indefinite  uint64 // requests whose outcome is unknown (evicted in flight)

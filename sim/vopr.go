@@ -232,7 +232,10 @@ func (v *vopr) Fire(nowNs int64, _ uint64) (string, int32, uint64) {
 			crash := plan.Site{Kind: plan.Crash, A: int32(n.ID()), B: -1}
 			drawn := v.chaos.Float64() < p
 			deferred := drawn && v.memoryLossBeyondBound(n)
-			args, fire := gate.Fire(nowNs, crash, drawn && !deferred)
+			args, fire := "", false
+			if v.o.CrashProbability > 0 { // a knob off fires none of the plan's either
+				args, fire = gate.Fire(nowNs, crash, drawn && !deferred)
+			}
 			if deferred || fire && v.memoryLossBeyondBound(n) {
 				v.res.Probes["crash deferred: the memory-loss bound"]++
 				continue
@@ -251,7 +254,7 @@ func (v *vopr) Fire(nowNs int64, _ uint64) (string, int32, uint64) {
 			}
 			pause := plan.Site{Kind: plan.Pause, A: int32(n.ID()), B: -1}
 			drawn = v.chaos.Float64() < v.o.PauseProbability
-			if args, fire := gate.Fire(nowNs, pause, drawn); fire {
+			if args, fire := gate.Fire(nowNs, pause, drawn); fire && v.o.PauseProbability > 0 {
 				n.Pause()
 				v.res.Pauses++
 				ticks := v.firingTicks(drawn, args, v.o.PauseMeanTicks)
@@ -1323,6 +1326,7 @@ func (v *vopr) finish() {
 	}
 	v.faultProbes()
 	r.Digest = c.Loop.Digest()
+	r.Events = c.Loop.Processed()
 	if v.out.Porcupine {
 		v.porcupine()
 	}

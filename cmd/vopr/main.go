@@ -204,6 +204,9 @@ func runChecked(args []string, stdin io.Reader, out *checkedWriter, stderr io.Wr
 	if len(args) > 0 && args[0] == "report" {
 		return runReport(args[1:], stdin, out, stderr)
 	}
+	if len(args) > 0 && args[0] == "shrink" {
+		return runShrink(args[1:], out, stderr)
+	}
 	if len(args) > 0 && args[0] == "help" {
 		writeUsage(out)
 		return 0
