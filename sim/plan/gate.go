@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 )
@@ -63,7 +64,7 @@ func Replayer(p Plan, windowNs int64) *Gate {
 		q.firings = append(q.firings, f)
 	}
 	byTime := func(a, b Firing) int {
-		if c := compareNs(a.AtNs, b.AtNs); c != 0 {
+		if c := cmp.Compare(a.AtNs, b.AtNs); c != 0 {
 			return c
 		}
 		return int(a.Chance) - int(b.Chance)
@@ -98,16 +99,6 @@ func (g *Gate) Due(nowNs int64, kind Kind) []Firing {
 		q.next++
 	}
 	return q.firings[from:q.next]
-}
-
-func compareNs(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Replaying reports whether the plan decides (a draw's follow-up draws still
