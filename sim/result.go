@@ -99,16 +99,19 @@ type Result struct {
 	Explanation string   // why a stall was excused (LivenessExplained)
 	Evidence    []string // the events that led to a failure, oldest first
 
-	Ticks       uint64
-	Events      uint64 // loop events fired (kernel.Loop.Processed): a run's size for vopr shrink
-	Requests    uint64 // requests the clients invoked
-	Replies     uint64 // requests that got a reply
-	Indefinite  uint64 // requests whose outcome is unknown (evicted in flight)
-	Commits     uint64 // highest op committed
-	ViewChanges uint64 // views started on the metadata plane
-	Groups      uint64 // partition groups created (built by any replica)
-	Messages    uint64 // messages committed on the partition planes
-	Polls       uint64 // polls answered (the replies the checker read)
+	Ticks  uint64
+	Events uint64 // loop events fired (kernel.Loop.Processed): a run's size for vopr shrink
+	// BranchedAtNs: with Outputs.Branch, the virtual time the fault
+	// streams were reseeded at (-1: the run ended before it).
+	BranchedAtNs int64
+	Requests     uint64 // requests the clients invoked
+	Replies      uint64 // requests that got a reply
+	Indefinite   uint64 // requests whose outcome is unknown (evicted in flight)
+	Commits      uint64 // highest op committed
+	ViewChanges  uint64 // views started on the metadata plane
+	Groups       uint64 // partition groups created (built by any replica)
+	Messages     uint64 // messages committed on the partition planes
+	Polls        uint64 // polls answered (the replies the checker read)
 	// Checkpoints counts the checkpoints the replicas' superblocks recorded
 	// (every replica's, metadata plane); StateTransfersMetadata and
 	// StateTransfersPartition the installs a state transfer completed, by

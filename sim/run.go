@@ -48,6 +48,19 @@ type Outputs struct {
 	// view-change faults) are not in it: their knobs turn them off. A
 	// recording run has the digest of a plain one.
 	Plan *plan.Gate
+	// Branch, when non-nil, reseeds the run's fault streams at a moment
+	// (kernel.Streams.Reseed): up to it the run is the seed's own, from it
+	// its faults draw another future (vopr branch). It releases a
+	// replaying Plan there too, so that the reseeded draws decide.
+	Branch *Branch
+}
+
+// Branch is where and how a run branches: at the first tick that starts at
+// or after AtNs (virtual time), with Salt (not 0) reseeding the fault
+// streams. A branch at 0 reseeds before the first tick.
+type Branch struct {
+	AtNs int64
+	Salt uint64
 }
 
 // RunWith is Run with every output.

@@ -126,6 +126,12 @@ func nodeRef(n network.NodeID) *int32 {
 // them (RunUntil then only moves the time to the tick's end).
 func (v *vopr) runTick() {
 	l := v.c.Loop
+	if b := v.out.Branch; b != nil && !v.branched && l.Now() >= b.AtNs {
+		v.branched = true
+		v.c.Streams.Reseed(b.Salt)
+		v.out.Plan.Release()
+		v.res.BranchedAtNs = l.Now()
+	}
 	limit := l.Now() + kernel.TickNs
 	if v.tr != nil {
 		for at, ok := l.NextAt(); ok && at <= limit; at, ok = l.NextAt() {

@@ -93,6 +93,8 @@ type vopr struct {
 	// every group, and what it found.
 	partitionsCheckedNs int64
 	partitionsOK        bool
+	// branched: Outputs.Branch has reseeded the fault streams.
+	branched bool
 }
 
 // runVOPR is Run. hook, when set, sees the cluster once it is built and
@@ -100,7 +102,7 @@ type vopr struct {
 // otherwise (a replica that panics inside its own code); Run passes nil.
 func runVOPR(o Options, out Outputs, hook func(*Cluster)) (res Result) {
 	trace := out.Trace
-	res = Result{Seed: o.Seed, Options: o, Probes: map[string]int{}}
+	res = Result{Seed: o.Seed, Options: o, Probes: map[string]int{}, BranchedAtNs: -1}
 	if err := o.Check(); err != nil {
 		res.Outcome, res.Violation = SimError, "bad options: "+err.Error()
 		return res

@@ -101,6 +101,16 @@ func (g *Gate) Due(nowNs int64, kind Kind) []Firing {
 	return q.firings[from:q.next]
 }
 
+// Release ends a replay: from now on the draws decide, as when recording,
+// and what fires is noted (vopr branch: the plan up to the branch point,
+// the reseeded draws after it). A nil gate or a recording one is left as
+// it is.
+func (g *Gate) Release() {
+	if g != nil {
+		g.replay = false
+	}
+}
+
 // Replaying reports whether the plan decides (a draw's follow-up draws still
 // happen as they would, but a firing's arguments come from Fire).
 func (g *Gate) Replaying() bool { return g != nil && g.replay }
