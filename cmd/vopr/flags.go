@@ -286,6 +286,9 @@ type config struct {
 	writePlan string
 	plan      string
 	replay    *plan.Plan
+	// branch: vopr branch -at T -salt S, the one branch the run is (its
+	// fault streams reseeded at T).
+	branch *sim.Branch
 }
 
 // shardFlag is -shard i/n: the campaign's shard i of n. Shard i runs the
@@ -644,7 +647,9 @@ func (c *config) options(seed uint64) (o sim.Options, off []disabled, err error)
 // (or -performance), -faults=none if given, and every knob override.
 func (c *config) reproduce(seed uint64) string {
 	var b strings.Builder
-	if c.performance {
+	if c.branch != nil {
+		fmt.Fprintf(&b, "vopr branch -at %v -salt %d -seed %d", time.Duration(c.branch.AtNs), c.branch.Salt, seed)
+	} else if c.performance {
 		b.WriteString("vopr -performance")
 	} else {
 		b.WriteString("vopr -seed " + strconv.FormatUint(seed, 10))

@@ -49,6 +49,16 @@
 // runs every seed twice and fails a seed whose digests differ, naming the
 // first event where two runs with the kernel's trace recorded part.
 //
+//	vopr shrink [-budget D] [-o FILE] [run flags]
+//
+// searches for a smaller run that fails with the same violation name.
+//
+//	vopr branch -at T [-salt S] | -sweep [-branches M] [-o FILE] [run flags]
+//
+// replays the run to virtual time T, reseeds its fault streams there and
+// runs M branches; -sweep moves T through the run and bisects to the moment
+// its failure became inevitable.
+//
 // Decisions worth knowing:
 //   - Options are built as Swarm(seed) (or Long(seed)), then -faults=none
 //     (NoFaults, the rollback nemesis included), then every knob flag, then
@@ -207,6 +217,9 @@ func runChecked(args []string, stdin io.Reader, out *checkedWriter, stderr io.Wr
 	if len(args) > 0 && args[0] == "shrink" {
 		return runShrink(args[1:], out, stderr)
 	}
+	if len(args) > 0 && args[0] == "branch" {
+		return runBranch(args[1:], out, stderr, e)
+	}
 	if len(args) > 0 && args[0] == "help" {
 		writeUsage(out)
 		return 0
@@ -216,7 +229,20 @@ func runChecked(args []string, stdin io.Reader, out *checkedWriter, stderr io.Wr
 		writeUsage(out)
 		return 0
 	}
-	rn := &runner{
+	rn := newRunner(cfg, out, stderr, e)
+	if err != nil {
+		if printed { // the flag package named the flag and the rule already
+			writeUsage(stderr)
+			return 2
+		}
+		return rn.usage(err.Error())
+	}
+	return rn.main()
+}
+
+// newRunner is the runner of a parsed command line in env e.
+func newRunner(cfg *config, out *checkedWriter, stderr io.Writer, e env) *runner {
+	return &runner{
 		cfg:        cfg,
 		runSeed:    e.runSeed,
 		now:        e.now,
@@ -230,14 +256,6 @@ func runChecked(args []string, stdin io.Reader, out *checkedWriter, stderr io.Wr
 		stdout:     out,
 		stderr:     stderr,
 	}
-	if err != nil {
-		if printed { // the flag package named the flag and the rule already
-			writeUsage(stderr)
-			return 2
-		}
-		return rn.usage(err.Error())
-	}
-	return rn.main()
 }
 
 // isTerminal reports whether w is a terminal: a character device other

@@ -173,6 +173,7 @@ func (rn *runner) runOne(o sim.Options, off []disabled, compact bool) *seedRun {
 	}
 	gate := rn.cfg.planGate()
 	outs.Plan = gate
+	outs.Branch = rn.cfg.branch
 	start := rn.now()
 	sr.result, sr.note = rn.safeRun(o, outs)
 	if gate != nil {
