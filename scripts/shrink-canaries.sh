@@ -6,15 +6,20 @@
 # when make canary left one, else a campaign of seeds 1..SEEDS), runs
 # `vopr shrink` on it within BUDGET, and checks that the shrunk run, replayed
 # from its plan file alone (`vopr -plan FILE`), fails with the same exit
-# status and violation name and is smaller (fewer firings or events).
+# status and violation name and is smaller (fewer firings or events). Then
+# it sweeps the shrunk run with `vopr branch -sweep` (BRANCHES branches a
+# point) and prints the moment its failure became inevitable.
 # Environment: SEEDS (default 4000), BUDGET (default 2m), PARALLEL (default
-# nproc), GO (default go). Outputs under bin/shrink/.
+# nproc), BRANCHES (default 16), GO (default go). Outputs under bin/shrink/:
+# TAG.plan (the shrunk plan), TAG.txt (the shrink), TAG.replay, TAG.sweep
+# and TAG.sweep.json (the sweep; vopr timeline -likelihood plots it).
 set -u
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 SEEDS=${SEEDS:-4000}
 BUDGET=${BUDGET:-2m}
 PARALLEL=${PARALLEL:-$(nproc)}
+BRANCHES=${BRANCHES:-16}
 out=bin/shrink
 mkdir -p "$out"
 tags="$*"
@@ -73,6 +78,18 @@ for tag in $tags; do
 		failed=1
 	else
 		echo "shrink $tag: seed $seed: $name: $summary"
+		# Where the shrunk run's failure became inevitable: a sweep of
+		# branches over its plan (vopr branch -sweep).
+		"$bin" branch -sweep -branches "$BRANCHES" -parallel "$PARALLEL" -plan "$out/$tag.plan" \
+			-o "$out/$tag.sweep.json" >"$out/$tag.sweep" 2>&1
+		rc=$?
+		inevitable=$(sed -n 's/^sweep: \(inevitable .*\)/\1/p' "$out/$tag.sweep")
+		if [ $rc -ne 0 ] || [ -z "$inevitable" ]; then
+			echo "shrink $tag: seed $seed: vopr branch -sweep exited $rc without a verdict; see $out/$tag.sweep"
+			failed=1
+		else
+			echo "  sweep: $inevitable"
+		fi
 	fi
 done
 exit $failed
