@@ -192,15 +192,11 @@ func runBranch(args []string, stdout *checkedWriter, stderr io.Writer, e env) in
 	case given["salt"] && given["o"]:
 		return fail("-o writes a sweep's points; -salt runs one branch")
 	}
-	cfg, _, err := parseArgs(rest, stderr)
+	cfg, err := parseOneRun("branch", rest, stderr)
 	if err != nil {
 		return fail(err.Error())
 	}
 	switch {
-	case cfg.campaign() || cfg.performance:
-		return fail("branch takes one run: no -seeds, -duration or -performance")
-	case !cfg.seed.set:
-		return fail("give the run's -seed N (or -plan FILE)")
 	case cfg.writePlan != "" || cfg.checkDeterminism:
 		return fail("-write-plan and -check-determinism are for runs, not branches")
 	case (cfg.trace != "" || cfg.capture != "") && !given["salt"]:

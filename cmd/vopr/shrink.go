@@ -2,12 +2,12 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -40,40 +40,20 @@ run passes (nothing to shrink) or a file cannot be written, 2 for bad flags.
 
 // shrinkFlags splits shrink's own flags from the run flags.
 func shrinkFlags(args []string) (budget time.Duration, out string, parallel int, rest []string, help bool, err error) {
-	budget, out, parallel = 2*time.Minute, "shrunk.plan", runtime.GOMAXPROCS(0)
-	for i := 0; i < len(args); i++ {
-		name, value, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
-		if !strings.HasPrefix(args[i], "-") {
-			rest = append(rest, args[i])
-			continue
-		}
-		switch name {
-		case "h", "help":
-			return 0, "", 0, nil, true, nil
-		case "budget", "o", "parallel":
-		default:
-			rest = append(rest, args[i])
-			continue
-		}
-		if !hasValue {
-			if i+1 == len(args) {
-				return 0, "", 0, nil, false, fmt.Errorf("flag needs an argument: -%s", name)
-			}
-			i++
-			value = args[i]
-		}
-		switch name {
-		case "budget":
-			if budget, err = time.ParseDuration(value); err != nil || budget <= 0 {
-				return 0, "", 0, nil, false, fmt.Errorf("-budget %q: want a positive duration (30s, 2m)", value)
-			}
-		case "o":
-			out = value
-		case "parallel":
-			if parallel, err = strconv.Atoi(value); err != nil || parallel < 1 {
-				return 0, "", 0, nil, false, fmt.Errorf("-parallel %q: want at least 1", value)
-			}
-		}
+	fs := flag.NewFlagSet("vopr shrink", flag.ContinueOnError)
+	fs.DurationVar(&budget, "budget", 2*time.Minute, "")
+	fs.StringVar(&out, "o", "shrunk.plan", "")
+	fs.IntVar(&parallel, "parallel", runtime.GOMAXPROCS(0), "")
+	rest, err = splitFlags(fs, args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0, "", 0, nil, true, nil
+	case err != nil:
+		return 0, "", 0, nil, false, err
+	case budget <= 0:
+		return 0, "", 0, nil, false, fmt.Errorf("-budget %v: want a positive duration (30s, 2m)", budget)
+	case parallel < 1:
+		return 0, "", 0, nil, false, fmt.Errorf("-parallel %d: want at least 1", parallel)
 	}
 	return budget, out, parallel, rest, false, nil
 }
@@ -92,15 +72,9 @@ func runShrink(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err.Error())
 	}
-	cfg, _, err := parseArgs(rest, stderr)
+	cfg, err := parseOneRun("shrink", rest, stderr)
 	if err != nil {
 		return fail(err.Error())
-	}
-	switch {
-	case cfg.campaign() || cfg.performance:
-		return fail("shrink takes one run: no -seeds, -duration or -performance")
-	case !cfg.seed.set:
-		return fail("give the failing run's -seed N (or -plan FILE)")
 	}
 	o, _, err := cfg.options(cfg.seed.value)
 	if err != nil {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"strings"
 )
@@ -42,4 +44,20 @@ func splitFlags(fs *flag.FlagSet, args []string) (rest []string, err error) {
 		return nil, err
 	}
 	return rest, nil
+}
+
+// parseOneRun parses the run flags of subcommand sub, which takes one run
+// (shrink, branch, timeline): a campaign or -performance is refused, and
+// the run needs its seed (-seed N, or -plan FILE, which holds one).
+func parseOneRun(sub string, args []string, stderr io.Writer) (*config, error) {
+	cfg, _, err := parseArgs(args, stderr)
+	switch {
+	case err != nil:
+		return nil, err
+	case cfg.campaign() || cfg.performance:
+		return nil, fmt.Errorf("%s takes one run: no -seeds, -duration or -performance", sub)
+	case !cfg.seed.set:
+		return nil, errors.New("give the run's -seed N (or -plan FILE)")
+	}
+	return cfg, nil
 }
