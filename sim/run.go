@@ -48,6 +48,11 @@ type Outputs struct {
 	// view-change faults) are not in it: their knobs turn them off. A
 	// recording run has the digest of a plain one.
 	Plan *plan.Gate
+	// Frames, when non-nil, sees every frame delivered from one replica to
+	// another, with when it was sent (PeerFrame; frames.go), as the
+	// capture does: a timeline's messages. A run with it has the digest of
+	// a plain one.
+	Frames func(PeerFrame)
 }
 
 // RunWith is Run with every output.
