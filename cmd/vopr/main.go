@@ -49,6 +49,19 @@
 // runs every seed twice and fails a seed whose digests differ, naming the
 // first event where two runs with the kernel's trace recorded part.
 //
+//	vopr timeline -o FILE [-perfetto FILE] [-likelihood FILE] [run flags]
+//
+// runs one run (-seed N, knob flags, -long, -plan FILE: as above), prints
+// its usual output, and writes FILE, a self-contained HTML page of it
+// (package timeline): a lane per replica (status, view, log_view, op,
+// commit), the network, a lane per client (each request), crashes,
+// restarts, pauses, partitions and disk faults as marks, and the
+// violation with the events its evidence names; the whole run in at most
+// 2048 buckets a lane, the last 20,000 events and 4,000 messages between
+// replicas whole. -perfetto also writes Chrome trace-event JSON for
+// Perfetto; -likelihood draws a vopr branch -sweep file's failure
+// likelihood above the replicas.
+//
 // Decisions worth knowing:
 //   - Options are built as Swarm(seed) (or Long(seed)), then -faults=none
 //     (NoFaults, the rollback nemesis included), then every knob flag, then
@@ -206,6 +219,9 @@ func runChecked(args []string, stdin io.Reader, out *checkedWriter, stderr io.Wr
 	}
 	if len(args) > 0 && args[0] == "shrink" {
 		return runShrink(args[1:], out, stderr)
+	}
+	if len(args) > 0 && args[0] == "timeline" {
+		return runTimeline(args[1:], out, stderr, e)
 	}
 	if len(args) > 0 && args[0] == "help" {
 		writeUsage(out)
