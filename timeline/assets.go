@@ -59,7 +59,8 @@ const legend = `<div class="legend">` +
 
 // pageScript zooms and pans each chart (wheel, drag, double-click to
 // reset) by moving its plot's viewBox, and redraws the time axis. The
-// page reads without it.
+// page reads without it. Each chart it set up says data-zoom="ready", which
+// make timeline-check looks for in the DOM Chromium dumps.
 const pageScript = `
 (function(){
 function step(span){var raw=span/8,p=Math.pow(10,Math.floor(Math.log10(raw))),m=raw/p;return p*(m<1.5?1:m<3.5?2:m<7.5?5:10);}
@@ -94,6 +95,7 @@ document.querySelectorAll('.chart').forEach(function(ch){
   });
   plot.addEventListener('dblclick',function(){x=0;w=W;draw();});
   draw();
+  ch.setAttribute('data-zoom','ready');
 });
 })();
 `
