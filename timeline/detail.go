@@ -77,7 +77,13 @@ func (t *Timeline) writeDetail(p *page) {
 	width := max((t.EndNs-d.StartNs+unit-1)/unit, 1)
 	x := func(ns int64) int64 { return (ns - d.StartNs) / unit }
 	p.s(`<section id="detail"><h2>The end of the run in detail</h2><p class="note">`)
-	what := fmt.Sprintf("%d events from %s to the end (%s)", len(d.Events), Seconds(d.StartNs), Seconds(t.EndNs))
+	events := 0
+	for i := range d.Events {
+		if !d.Events[i].Derived {
+			events++
+		}
+	}
+	what := fmt.Sprintf("%d events from %s to the end (%s)", events, Seconds(d.StartNs), Seconds(t.EndNs))
 	if d.EventsBefore > 0 {
 		what += fmt.Sprintf("; the %d events before are in the overview only", d.EventsBefore)
 	}

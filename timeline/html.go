@@ -136,6 +136,9 @@ func (t *Timeline) writeHeader(p *page) {
 		}
 		p.s("</ol></details>\n")
 	}
+	p.s(`<p class="note">`)
+	p.text(fmt.Sprintf("Drawn from %d trace lines and %d messages between replicas.", t.Lines, t.Detail.FramesBefore+len(t.Detail.Frames)))
+	p.s("</p>\n")
 	if t.BadLines > 0 {
 		p.s(`<p class="warn">`)
 		p.text(fmt.Sprintf("%d of %d trace lines could not be read (%s)", t.BadLines, t.Lines, t.FirstBad))

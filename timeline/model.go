@@ -51,7 +51,8 @@ type Detail struct {
 	Frames       []Frame
 	Requests     []Request // overlapping the window, in the order they ended (open ones last)
 	// EventsBefore and FramesBefore are what the window left out, before
-	// it.
+	// it: trace events (Events also holds what frames told of their
+	// senders, Event.Derived) and frames.
 	EventsBefore, FramesBefore int
 	Start                      States
 }

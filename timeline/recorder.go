@@ -85,6 +85,9 @@ type Recorder struct {
 	// since is when each replica's status last changed: the time until
 	// the next change accrues to it (ReplicaBucket.Time).
 	since []int64
+	// eventsBefore counts the trace's events that left the window (not
+	// the ones a frame derived).
+	eventsBefore int
 }
 
 // NewRecorder makes a Recorder for a cluster of o.Replicas and o.Clients.
@@ -178,6 +181,9 @@ func (r *Recorder) event(e Event) {
 	}
 	if old, evicted := r.events.push(e); evicted {
 		r.base.apply(&old)
+		if !old.Derived {
+			r.eventsBefore++
+		}
 	}
 }
 
@@ -247,9 +253,9 @@ func (r *Recorder) Finish(res sim.Result) *Timeline {
 	}
 	d := &t.Detail
 	d.Events, d.Frames = r.events.all(), r.frames.all()
-	d.EventsBefore, d.FramesBefore = r.events.dropped, r.frames.dropped
+	d.EventsBefore, d.FramesBefore = r.eventsBefore, r.frames.dropped
 	d.StartNs = 0
-	if d.EventsBefore > 0 && len(d.Events) > 0 {
+	if r.events.dropped > 0 && len(d.Events) > 0 {
 		d.StartNs = d.Events[0].AtNs
 	}
 	d.FramesFromNs = d.StartNs

@@ -17,21 +17,30 @@ const (
 	statusCount
 )
 
-// statusNames are the statuses as the page and the trace spell them.
-var statusNames = [statusCount]string{"unknown", "normal", "view_change", "booting", "recovering", "frozen", "down"}
-
-// StatusName spells a status.
+// StatusName spells a status as the page and the trace do.
 func StatusName(s uint8) string {
-	if s < statusCount {
-		return statusNames[s]
+	switch s {
+	case StatusNormal:
+		return "normal"
+	case StatusViewChange:
+		return "view_change"
+	case StatusBooting:
+		return "booting"
+	case StatusRecovering:
+		return "recovering"
+	case StatusFrozen:
+		return "frozen"
+	case StatusDown:
+		return "down"
 	}
 	return "unknown"
 }
 
+// statusOf reads a status the trace spells (the metadata plane's three).
 func statusOf(name string) uint8 {
-	for i, n := range statusNames {
-		if n == name {
-			return uint8(i)
+	for s := range statusCount {
+		if StatusName(s) == name {
+			return s
 		}
 	}
 	return StatusUnknown

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,13 +48,13 @@ func TestTimelineUsage(t *testing.T) {
 // digest) and writes the page, the Perfetto file and the likelihood lane.
 func TestTimelineWritesThePage(t *testing.T) {
 	dir := t.TempDir()
-	page, trace, sweep := filepath.Join(dir, "run.html"), filepath.Join(dir, "run.json"), filepath.Join(dir, "sweep.json")
+	page, trace, sweep, lines := filepath.Join(dir, "run.html"), filepath.Join(dir, "run.json"), filepath.Join(dir, "sweep.json"), filepath.Join(dir, "run.jsonl")
 	if err := os.WriteFile(sweep, []byte(`{"schema":1,"seed":1,"flags":[],"violation":"x","branches":8,`+
 		`"points":[{"at_ns":500000000,"branches":8,"failed":2,"same":1}]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	plain, _, plainCode := vopr(t, nil, timelineRun...)
-	out, errOut, code := vopr(t, nil, append([]string{"timeline", "-o", page, "-perfetto", trace, "-likelihood", sweep}, timelineRun...)...)
+	out, errOut, code := vopr(t, nil, append([]string{"timeline", "-o", page, "-perfetto", trace, "-likelihood", sweep, "-trace", lines}, timelineRun...)...)
 	if code != plainCode || digestOf(t, out) != digestOf(t, plain) {
 		t.Fatalf("timeline: exit %d, digest %s; the plain run: exit %d, digest %s\n%s%s", code, digestOf(t, out), plainCode, digestOf(t, plain), out, errOut)
 	}
@@ -76,7 +77,12 @@ func TestTimelineWritesThePage(t *testing.T) {
 	if b, err := os.ReadFile(trace); err != nil || json.Unmarshal(b, &doc) != nil || len(doc.TraceEvents) < 10 {
 		t.Fatalf("the Perfetto file: %v, %d events", err, len(doc.TraceEvents))
 	}
-	// Written again, the page is overwritten, and the same.
+	// -trace still writes the trace, the same lines the recorder read.
+	if b, err := os.ReadFile(lines); err != nil || !strings.HasPrefix(string(b), `{"at_ns":`) ||
+		!strings.Contains(string(html), fmt.Sprintf("Drawn from %d trace lines", strings.Count(string(b), "\n"))) {
+		t.Fatalf("the -trace file (%v, %d bytes) is not the lines the page drew", err, len(b))
+	}
+	// Written again, the page is overwritten.
 	if _, _, code := vopr(t, nil, append([]string{"timeline", "-o", page}, timelineRun...)...); code != plainCode {
 		t.Fatalf("again: exit %d", code)
 	}
