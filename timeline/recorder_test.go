@@ -191,3 +191,33 @@ func TestPrepareOkRaisesTheSendersOp(t *testing.T) {
 		t.Fatalf("frames: %+v", tl.Detail.Frames)
 	}
 }
+
+// A replica's commit is its commit number (commit_max, as status lines
+// carry it): an op it applies below that leaves it; a restart's status
+// line sets it to what the replica recovered, and the replay raises it.
+func TestReplicaCommitIsItsCommitNumber(t *testing.T) {
+	var s ReplicaState
+	for _, step := range []struct {
+		line        string
+		status      uint8
+		op, commit  uint64
+		view, lview uint32
+	}{
+		{status(1, 0, "view_change", 1, 2, 14), StatusViewChange, 2, 14, 1, 1},
+		{committed(2, 0, 1), StatusViewChange, 2, 14, 1, 1},
+		{`{"at_ns":3,"replica":0,"kind":"crash"}`, StatusDown, 2, 14, 1, 1},
+		{`{"at_ns":4,"replica":0,"kind":"restart"}`, StatusBooting, 2, 14, 1, 1},
+		{`{"at_ns":5,"replica":0,"kind":"status","status":"recovering"}`, StatusRecovering, 0, 0, 0, 0},
+		{committed(6, 0, 1), StatusRecovering, 1, 1, 0, 0},
+		{`{"at_ns":7,"replica":0,"kind":"reconciled","view":2,"op":0}`, StatusRecovering, 0, 1, 0, 0},
+	} {
+		e, err := parseLine([]byte(step.line), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.apply(&e)
+		if s.Status != step.status || s.Op != step.op || s.Commit != step.commit || s.View != step.view || s.LogView != step.lview {
+			t.Fatalf("after %s: %+v; want %s op %d commit %d view %d log_view %d", step.line, s, StatusName(step.status), step.op, step.commit, step.view, step.lview)
+		}
+	}
+}

@@ -49,15 +49,18 @@ func statusOf(name string) uint8 {
 // ReplicaState is what a replica's lane shows at one moment: its status on
 // the metadata plane (or down, booting, frozen), whether it is paused, its
 // view, log_view, op and commit there, and how many of its partition
-// groups are not normal.
+// groups are not normal. Commit is the replica's commit number as VSR
+// states it (commit_max: the highest op it knows committed), not the ops
+// it has applied, which lag behind on a backup.
 //
 // Where they come from (the trace has no line per op a backup takes in):
-// status lines carry all four numbers; start_view sets the view and op of
-// the primary that sent it; prepared and reconciled set op (a new prepare,
-// a truncated log); committed sets commit, from op 1 again after a restart
-// as the replica replays; a prepare_ok the replica sent (Recorder.Frame)
-// raises op to the op it acknowledges; a restored checkpoint or an
-// installed state sets commit, and op when it was lower.
+// status lines carry all four numbers (commit as commit_max); start_view
+// sets the view and op of the primary that sent it; prepared and
+// reconciled set op (a new prepare, a truncated log); committed (an op
+// applied), a restored checkpoint and an installed state raise commit and
+// op to that op; a prepare_ok the replica sent (Recorder.Frame) raises op
+// to the op it acknowledges. A restart's first status line sets them
+// again, to what the replica recovered.
 type ReplicaState struct {
 	Status     uint8
 	Paused     bool
@@ -107,11 +110,8 @@ func (s *ReplicaState) apply(e *Event) {
 		s.Commit = max(s.Commit, e.Commit)
 	case "prepared", "reconciled":
 		s.Op = e.Op
-	case "committed":
-		s.Commit = e.Op
-		s.Op = max(s.Op, e.Op)
-	case "checkpoint_restored", "state_installed":
-		s.Commit = e.Op
+	case "committed", "checkpoint_restored", "state_installed":
+		s.Commit = max(s.Commit, e.Op)
 		s.Op = max(s.Op, e.Op)
 	case "prepare_ok":
 		s.Op = max(s.Op, e.Op)
