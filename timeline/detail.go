@@ -171,14 +171,14 @@ func (t *Timeline) writeDetail(p *page) {
 			title += ", " + plural(uint64(q.Timeouts), "timeout")
 		}
 		from := x(max(q.InvokedNs, d.StartNs))
-		p.rect("rq o-"+outcome, from, l.y+4, max(x(done)-from, 1), 10, title)
+		p.rect("rq o-"+token(outcome), from, l.y+4, max(x(done)-from, 1), 10, title)
 	}
 	for i := range d.Events {
 		e := &d.Events[i]
 		if e.Derived {
 			continue
 		}
-		cls := "k-" + e.Kind
+		cls := "k-" + token(e.Kind)
 		if e.Group != 0 {
 			cls = "pg"
 		}
@@ -227,7 +227,7 @@ func (t *Timeline) writeDetail(p *page) {
 		if f.SentNs >= 0 {
 			x1, sent = x(f.SentNs), "sent "+Seconds(f.SentNs)
 		}
-		cls := "f f-" + f.Command
+		cls := "f f-" + token(f.Command)
 		if t.Named.namesFrame(f) {
 			cls += " named"
 		}

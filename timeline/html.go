@@ -99,7 +99,7 @@ func (t *Timeline) WriteHTML(w io.Writer) error {
 }
 
 func (t *Timeline) writeHeader(p *page) {
-	p.s(`<header><h1>vopr timeline · seed `, strconv.FormatUint(t.Seed, 10), ` · <span class="outcome o-`, t.Outcome, `">`)
+	p.s(`<header><h1>vopr timeline · seed `, strconv.FormatUint(t.Seed, 10), ` · <span class="outcome o-`, token(t.Outcome), `">`)
 	p.text(t.Outcome)
 	p.s("</span>")
 	if t.ViolationName != "" {

@@ -265,3 +265,15 @@ func TestAxisTicks(t *testing.T) {
 		t.Fatalf("ticks %+v", tk)
 	}
 }
+
+// A word from the trace never breaks out of its class attribute.
+func TestTraceWordsStayInTheirAttributes(t *testing.T) {
+	r := NewRecorder(Options{Replicas: 1, Clients: 0})
+	traceOf(r, `{"at_ns":5,"replica":0,"kind":"x\" onload=\"alert(1)","probe":"<script>"}`)
+	var b bytes.Buffer
+	r.Finish(sim.Result{Ticks: 1}).WriteHTML(&b)
+	if page := b.String(); strings.Contains(page, `" onload="`) || !strings.Contains(page, "k-x__onload__alert_1_") ||
+		strings.Count(page, "<script>") != 1 {
+		t.Fatalf("the trace's words escaped their attribute or text")
+	}
+}

@@ -141,3 +141,16 @@ func runs[K comparable](n int, key func(i int) K, f func(from, to int, k K)) {
 		i = j
 	}
 }
+
+// token makes a word from the trace (a kind, a command, an outcome) safe
+// as a class name: letters, digits, '_' and '-' only, anything else '_'.
+// The simulator writes only such words; a hand-edited trace need not.
+func token(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
