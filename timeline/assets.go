@@ -39,7 +39,7 @@ line{stroke:#888;stroke-width:1}
 .many .f{stroke-opacity:.12}
 .cite{stroke:#e00000!important;stroke-width:3!important;stroke-opacity:1!important}.named{stroke:#ff00aa!important;stroke-width:2.5!important}
 .viol{stroke:#e00000;stroke-width:2}.grid{stroke:#ddd}
-.lk-failed{fill:#f3a1a1;stroke:none}.lk-same{fill:#c00;fill-opacity:.75;stroke:none}
+.inevitable{stroke:#000;stroke-width:2;stroke-dasharray:5 3}.lk-failed{fill:#f3a1a1;stroke:none}.lk-same{fill:#c00;fill-opacity:.75;stroke:none}
 .hit{fill:transparent}.hit:hover{fill:#0000000d}
 `
 
@@ -54,8 +54,11 @@ const legend = `<div class="legend">` +
 	`<span><i style="background:#d01c1c"></i>crash</span><span><i style="background:#1a8a3a"></i>restart</span>` +
 	`<span><i style="background:#8a2be2"></i>disk fault</span><span><i style="background:#f3a1a1"></i>partition</span>` +
 	`<span><i style="background:#cdd9ea"></i>request in flight</span><span><i style="background:#e00000"></i>violation, evidence</span>` +
-	`<span><i style="background:#ff00aa"></i>the violation's ops</span>` +
-	`</div>` + "\n"
+	`<span><i style="background:#ff00aa"></i>the violation's ops</span>`
+
+// legendSweep adds the likelihood lane's colours when there is one.
+const legendSweep = `<span><i style="background:#c00"></i>branches failing as the run does</span>` +
+	`<span><i style="background:#f3a1a1"></i>branches failing otherwise</span>`
 
 // pageScript zooms and pans each chart (wheel, drag, double-click to
 // reset) by moving its plot's viewBox, and redraws the time axis. The

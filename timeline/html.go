@@ -59,8 +59,11 @@ func (t *Timeline) lanes(overview bool) ([]lane, int64) {
 		y += l.h + laneGap
 	}
 	if overview && t.Sweep != nil {
-		add(lane{kind: laneLikelihood, h: likelihoodH, label: "failure likelihood",
-			sub: fmt.Sprintf("%d branches a point", t.Sweep.Branches)})
+		sub := fmt.Sprintf("%d branches a point", t.Sweep.Branches)
+		if at, ok := t.Sweep.Inevitable(); ok {
+			sub = "inevitable from " + Seconds(at)
+		}
+		add(lane{kind: laneLikelihood, h: likelihoodH, label: "failure likelihood", sub: sub})
 	}
 	add(lane{kind: laneNetwork, h: networkH, label: "network", sub: "partitions, clogs, resets"})
 	for i := range t.Replicas {
@@ -145,6 +148,10 @@ func (t *Timeline) writeHeader(p *page) {
 		p.s("</p>\n")
 	}
 	p.s(legend)
+	if t.Sweep != nil {
+		p.s(legendSweep)
+	}
+	p.s("</div>\n")
 }
 
 // chartOpen starts a chart: the label column, the axis and the plot's
@@ -477,6 +484,13 @@ func (t *Timeline) overviewLikelihood(p *page, l *lane, unit float64) {
 		}
 		d.WriteString("V" + y(0, 1) + "Z")
 		p.s(`<path class="`, series.cls, `" d="`, d.String(), `"/>`)
+	}
+	if at, ok := s.Inevitable(); ok {
+		p.s(`<line class="inevitable" x1="`, x(at), `" y1="`)
+		p.int(l.y)
+		p.s(`" x2="`, x(at), `" y2="`)
+		p.int(l.y + l.h)
+		p.closeTitled("line", "inevitable from "+Seconds(at)+": every branch from there fails as the run does")
 	}
 	for i := range s.Points {
 		q := &s.Points[i]

@@ -202,8 +202,17 @@ func TestPerfettoIsTraceEventJSON(t *testing.T) {
 func TestPageDrawsTheLikelihood(t *testing.T) {
 	tl, _ := recordRun(t, smallRun())
 	var s Sweep
-	err := s.Read(strings.NewReader(`{"schema":1,"seed":5,"flags":["-replicas","3"],"violation":"committed op replaced","branches":32,
-		"points":[{"at_ns":1000000,"branches":32,"failed":3,"same":2},{"at_ns":2000000000,"branches":30,"failed":30,"same":15}]}`))
+	// As vopr branch -sweep -o writes it (indented, with the run's outcome,
+	// length and the moment its failure became inevitable).
+	err := s.Read(strings.NewReader(`{
+ "schema": 1, "seed": 5, "flags": ["-seed", "5"], "outcome": "correctness", "violation": "committed op replaced",
+ "branches": 32, "end_ns": 2500000000, "inevitable_ns": 2000000000,
+ "points": [
+  {"at_ns": 1000000, "branches": 32, "failed": 3, "same": 2},
+  {"at_ns": 2000000000, "branches": 30, "failed": 30, "same": 15, "errors": 1}
+ ]
+}
+`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +222,7 @@ func TestPageDrawsTheLikelihood(t *testing.T) {
 	page := b.String()
 	for _, want := range []string{">failure likelihood<", `class="lk-same"`, `class="lk-failed"`,
 		"branching at 0.001000s: 3 of 32 branches failed (9.4%), 2 with the run&#39;s violation (committed op replaced) (6.2%)",
-		"branching at 2.000000s: 30 of 30 branches failed (100.0%), 15 with"} {
+		"branching at 2.000000s: 30 of 30 branches failed (100.0%), 15 with", `class="inevitable"`, "inevitable from 2.000000s"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
 		}
@@ -230,6 +239,15 @@ func TestSweepReadRefusesBadFiles(t *testing.T) {
 	if err := s.Read(strings.NewReader(good)); err != nil || s.Seed != 17 || len(s.Points) != 2 || s.Points[0].Same != 1 {
 		t.Fatalf("a good file: %v, %+v", err, s)
 	}
+	if _, ok := s.Inevitable(); ok {
+		t.Fatalf("a sweep without inevitable_ns has an inevitable moment")
+	}
+	var none Sweep
+	if err := none.Read(strings.NewReader(strings.Replace(good, `"seed":17`, `"seed":17,"inevitable_ns":-1`, 1))); err != nil {
+		t.Fatal(err)
+	} else if _, ok := none.Inevitable(); ok {
+		t.Fatalf("inevitable_ns -1 (none found) reads as a moment")
+	}
 	for _, tc := range []struct{ file, rule string }{
 		{`{"schema":1`, "not a JSON object"},
 		{`[1,2]`, "not a JSON object"},
@@ -242,6 +260,8 @@ func TestSweepReadRefusesBadFiles(t *testing.T) {
 		{strings.Replace(good, `"branches":4,"failed":2`, `"branches":5,"failed":2`, 1), "between 1 and the sweep's 4"},
 		{strings.Replace(good, `"failed":2,"same":1`, `"failed":5,"same":1`, 1), "between 0 and the point's 4"},
 		{strings.Replace(good, `"failed":2,"same":1`, `"failed":1,"same":2`, 1), "same <= failed"},
+		{strings.Replace(good, `"seed":17`, `"seed":17,"end_ns":-5`, 1), "never negative"},
+		{strings.Replace(good, `"seed":17`, `"seed":17,"inevitable_ns":-2`, 1), "or -1 for none"},
 	} {
 		var s Sweep
 		err := s.Read(strings.NewReader(tc.file))

@@ -136,6 +136,9 @@ func (t *Timeline) WritePerfetto(w io.Writer) error {
 			emit(traceEvent{Name: "failure likelihood", Cat: "sweep", Ph: "C", Ts: us(q.AtNs), Pid: pidNetwork, Tid: 1,
 				Args: map[string]any{"same_pct": pct(q.Same, q.Branches), "failed_pct": pct(q.Failed, q.Branches)}})
 		}
+		if at, ok := s.Inevitable(); ok {
+			emit(traceEvent{Name: "failure inevitable", Cat: "sweep", Ph: "i", S: "g", Ts: us(at), Pid: pidNetwork, Tid: 1})
+		}
 	}
 	// The detail window.
 	d := &t.Detail

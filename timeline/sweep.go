@@ -18,15 +18,30 @@ const SweepSchema = 1
 //	{"schema":1,"seed":17,"flags":["-replicas","3"],"violation":"name","branches":32,
 //	 "points":[{"at_ns":1000000,"branches":32,"failed":3,"same":2}, ...]}
 //
-// Fields this package does not know are ignored, so that a newer writer's
-// additions do not break the page.
+// vopr branch also writes the run's outcome, its length (end_ns) and the
+// moment from which every branch failed as the run does (inevitable_ns,
+// -1 when it found none); they are optional here. Fields this package does
+// not know are ignored, so that a newer writer's additions do not break
+// the page.
 type Sweep struct {
-	Schema    int          `json:"schema"`
-	Seed      uint64       `json:"seed"`
-	Flags     []string     `json:"flags"`
-	Violation string       `json:"violation"`
-	Branches  int          `json:"branches"`
-	Points    []SweepPoint `json:"points"`
+	Schema       int          `json:"schema"`
+	Seed         uint64       `json:"seed"`
+	Flags        []string     `json:"flags"`
+	Outcome      string       `json:"outcome"`
+	Violation    string       `json:"violation"`
+	Branches     int          `json:"branches"`
+	EndNs        int64        `json:"end_ns"`
+	InevitableNs *int64       `json:"inevitable_ns"` // nil: not given
+	Points       []SweepPoint `json:"points"`
+}
+
+// Inevitable is the moment from which every branch failed as the run
+// does, and whether the sweep found one.
+func (s *Sweep) Inevitable() (int64, bool) {
+	if s.InevitableNs == nil || *s.InevitableNs < 0 {
+		return 0, false
+	}
+	return *s.InevitableNs, true
 }
 
 // SweepPoint is the branches from one moment of the run.
@@ -64,6 +79,10 @@ func (s *Sweep) check() error {
 		return fmt.Errorf("sweep: branches %d: a sweep branches at least once from each point", s.Branches)
 	case len(s.Points) == 0:
 		return errors.New("sweep: no points: a sweep has at least one point")
+	case s.EndNs < 0:
+		return fmt.Errorf("sweep: end_ns %d: the run's length is never negative", s.EndNs)
+	case s.InevitableNs != nil && *s.InevitableNs < -1:
+		return fmt.Errorf("sweep: inevitable_ns %d: a moment of the run, or -1 for none", *s.InevitableNs)
 	}
 	for i, p := range s.Points {
 		at := fmt.Sprintf("sweep: point %d (at_ns %d)", i, p.AtNs)
