@@ -12,13 +12,18 @@
 #
 #   - chromium --dump-dom: the DOM must hold a lane labelled replica 0 ..
 #     replica R-1 and client 0 .. client C-1 (R and C from the run's
-#     options line), the violation (its mark and its text), and both
-#     charts set up by the page's script (data-zoom="ready");
+#     options line), the violation (its mark and its text), both charts
+#     set up by the page's script (data-zoom="ready"), and with a sweep the
+#     failure likelihood lane;
 #   - chromium --screenshot at 1400x900: pngcheck must find it not blank.
 #
+# A sweep of the run (vopr branch -sweep -o: bin/shrink/TAG.sweep.json,
+# which make shrink-canaries writes beside the plan, or SWEEP=FILE) adds
+# its failure likelihood lane (-likelihood).
+#
 # Environment: TAG (default canary_commit_one_ack), SEEDS (default 4000),
-# PARALLEL (default nproc), GO (default go), DOCS=1 to copy the screenshot
-# to docs/timeline.png. Outputs under bin/timeline/.
+# PARALLEL (default nproc), GO (default go), SWEEP, DOCS=1 to copy the
+# screenshot to docs/timeline.png. Outputs under bin/timeline/.
 set -u
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -52,15 +57,21 @@ $GO build -tags "$TAG" -o "$bin" ./cmd/vopr || fail "building $bin failed"
 $GO build -o bin/pngcheck ./scripts/pngcheck || fail "building pngcheck failed"
 
 plan=bin/shrink/$TAG.plan
+sweep=${SWEEP:-}
 if [ -f "$plan" ]; then
 	set -- -plan "$plan"
 	what="the shrunk run $plan"
+	[ -z "$sweep" ] && [ -f "bin/shrink/$TAG.sweep.json" ] && sweep=bin/shrink/$TAG.sweep.json
 else
 	seed=$("$bin" -seed 1 -seeds "$SEEDS" -parallel "$PARALLEL" 2>/dev/null |
 		sed -n 's/^seed=\([0-9]*\) result=\(correctness\|liveness\|error\) .*/\1/p' | head -n 1)
 	[ -n "$seed" ] || fail "$TAG: no failing seed in 1..$SEEDS"
 	set -- -seed "$seed"
 	what="seed $seed"
+fi
+if [ -n "$sweep" ]; then
+	set -- "$@" -likelihood "$sweep"
+	what="$what with the sweep $sweep"
 fi
 page=$out/$TAG.html
 "$bin" timeline -o "$page" -perfetto "$out/$TAG.json" "$@" >"$out/$TAG.txt" 2>&1
@@ -91,8 +102,11 @@ done
 grep -q 'class="viol"' "$dom" || missing="$missing 'the violation mark'"
 grep -q 'id="violation"' "$dom" || missing="$missing 'the violation text'"
 [ "$(grep -o 'data-zoom="ready"' "$dom" | wc -l)" -eq 2 ] || missing="$missing 'both charts set up by the script'"
+if [ -n "$sweep" ]; then
+	grep -q '>failure likelihood<' "$dom" || missing="$missing 'the failure likelihood lane'"
+fi
 [ -z "$missing" ] || fail "the DOM ($dom) lacks:$missing"
-echo "timeline-check: DOM ($(wc -c <"$dom") bytes): lanes replica 0..$((replicas - 1)), client 0..$((clients - 1)), the violation, both charts scripted"
+echo "timeline-check: DOM ($(wc -c <"$dom") bytes): lanes replica 0..$((replicas - 1)), client 0..$((clients - 1)), the violation, both charts scripted${sweep:+, the failure likelihood}"
 
 png=$out/$TAG.png
 chromium --screenshot="$png" --window-size=1400,900 "$url" >/dev/null || fail "chromium --screenshot failed; see $out/chromium.log"
