@@ -11,16 +11,19 @@ import (
 // Lane heights and the label column, in pixels. The plots scale only
 // horizontally (preserveAspectRatio none), so a lane's y is its pixels.
 const (
-	labelWidth   = 150
-	axisHeight   = 18
-	likelihoodH  = 72
-	networkH     = 26
-	replicaH     = 68
-	clientH      = 18
-	laneGap      = 4
-	statusTop    = 2  // the status band, within a replica lane
-	statusHeight = 10 //
-	plotTop      = 30 // op, commit, view and log_view, within a replica lane
+	labelWidth  = 150
+	axisHeight  = 18
+	likelihoodH = 72
+	networkH    = 26
+	replicaH    = 68
+	clientH     = 18
+	laneGap     = 4
+	// Within a replica lane: the status band from statusTop, statusHeight
+	// high (the strips and marks below it), and the plot of op, commit,
+	// view and log_view from plotTop to plotBottom.
+	statusTop    = 2
+	statusHeight = 10
+	plotTop      = 30
 	plotBottom   = 62
 )
 
