@@ -92,3 +92,13 @@ canary:
 .PHONY: shrink-canaries
 shrink-canaries:
 	GO=$(GO) ./scripts/shrink-canaries.sh
+
+# Render a failing canary run's timeline (vopr timeline) in headless
+# Chromium, Debian's chromium package (installed when missing), and check
+# the DOM has every replica's and client's lane and the violation, and that
+# a screenshot is not blank (scripts/timeline-check.sh; TAG=canary_... picks
+# the canary, DOCS=1 saves the screenshot as docs/timeline.png). Not part of
+# make test or CI, which need only Go.
+.PHONY: timeline-check
+timeline-check:
+	GO=$(GO) ./scripts/timeline-check.sh

@@ -100,8 +100,13 @@ type Cluster struct {
 	// installed, by plane.
 	Checkpoints, StateTransfersMetadata, StateTransfersPartition uint64
 	// onPeerFrame, when set, sees every frame a replica receives from a
-	// peer, as it is delivered (the -capture file).
-	onPeerFrame func(from, to uint8, frame []byte)
+	// peer, as it is delivered, with the connection it came on (the
+	// -capture file, Outputs.Frames).
+	onPeerFrame func(c network.ConnID, from, to uint8, frame []byte)
+	// onPeerSent, when set, sees every frame a replica hands the network
+	// for a peer, before anything may hold it (Outputs.Frames: when it was
+	// sent).
+	onPeerSent func(from uint8, c network.ConnID, frame []byte)
 	// onPeerSend, when set, sees every frame a replica hands the network
 	// for a peer, after the checker; it reports whether it took the frame
 	// (the stale-answer nemesis holds one).
@@ -459,7 +464,7 @@ func (n *ReplicaNode) received(c network.ConnID, frame []byte) {
 	case connPeer:
 		if n.c.onPeerFrame != nil {
 			if from, ok := n.c.Net.Peer(c, network.NodeID(n.id)); ok {
-				n.c.onPeerFrame(uint8(from), n.id, frame)
+				n.c.onPeerFrame(c, uint8(from), n.id, frame)
 			}
 		}
 		n.rep.PeerReceived(bus.ConnID(c), frame)
@@ -499,6 +504,9 @@ func (t peerTransport) Dial(peer uint8) bus.ConnID {
 // is a promise about its sender's disk (checker.Sent).
 func (t peerTransport) Send(c bus.ConnID, frame []byte) bool {
 	t.n.c.Checker.Sent(t.n.c.Loop.Now(), t.n.id, frame)
+	if t.n.c.onPeerSent != nil {
+		t.n.c.onPeerSent(t.n.id, network.ConnID(c), frame)
+	}
 	if t.n.c.onPeerSend != nil && t.n.c.onPeerSend(t.n.id, network.ConnID(c), frame) {
 		return true // held: as if queued
 	}

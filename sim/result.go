@@ -98,6 +98,10 @@ type Result struct {
 	Violation   string   // the violation (Correctness) or the stall (Liveness), named
 	Explanation string   // why a stall was excused (LivenessExplained)
 	Evidence    []string // the events that led to a failure, oldest first
+	// ViolationAtNs is when the failure was found, in virtual ns: when the
+	// checker recorded its violation, when the panic was caught, or the
+	// run's end for a stall or porcupine's verdict (0 for a pass).
+	ViolationAtNs int64
 
 	Ticks  uint64
 	Events uint64 // loop events fired (kernel.Loop.Processed): a run's size for vopr shrink

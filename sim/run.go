@@ -53,6 +53,11 @@ type Outputs struct {
 	// its faults draw another future (vopr branch). It releases a
 	// replaying Plan there too, so that the reseeded draws decide.
 	Branch *Branch
+	// Frames, when non-nil, sees every frame delivered from one replica to
+	// another, with when it was sent (PeerFrame; frames.go), as the
+	// capture does: a timeline's messages. A run with it has the digest of
+	// a plain one.
+	Frames func(PeerFrame)
 }
 
 // Branch is where and how a run branches: at the first tick that starts at

@@ -89,6 +89,7 @@ type vopr struct {
 	// groups: the partition group ids any replica built (looked up only).
 	groups  map[uint64]bool
 	capture *captureWriter // nil without -capture
+	frames  *frameTap      // nil without Outputs.Frames
 	// partitionsCheckedNs, partitionsOK: when partitionsConverged last read
 	// every group, and what it found.
 	partitionsCheckedNs int64
@@ -121,12 +122,19 @@ func runVOPR(o Options, out Outputs, hook func(*Cluster)) (res Result) {
 		v.capture = &captureWriter{w: out.Capture}
 	}
 	v.res.PartitionFrames = map[string]uint64{}
-	v.c.onPeerFrame = func(from, to uint8, frame []byte) {
+	if out.Frames != nil {
+		v.frames = newFrameTap(out.Frames)
+		v.c.onPeerSent = func(from uint8, c network.ConnID, frame []byte) { v.frames.sent(v.c.Loop.Now(), from, c, frame) }
+	}
+	v.c.onPeerFrame = func(c network.ConnID, from, to uint8, frame []byte) {
 		if g, ok := wire.GroupOf(frame); ok && g != wire.MetadataGroup {
 			v.res.PartitionFrames[wire.HeaderOf(frame).Command().SnakeName()]++
 		}
 		if v.capture != nil {
 			v.capture.frame(v.c.Loop.Now(), from, to, frame)
+		}
+		if v.frames != nil {
+			v.frames.delivered(v.c.Loop.Now(), c, from, to, frame)
 		}
 	}
 	v.chaos = v.c.Streams.Stream("vopr.process")
@@ -172,6 +180,7 @@ func (v *vopr) recovered(p any, stack string) {
 	v.res.Evidence = nil
 	if v.c != nil {
 		v.res.Evidence = v.c.Checker.Evidence()
+		v.res.ViolationAtNs = v.c.Loop.Now()
 	}
 	if strings.Contains(origin, "iggy-vopr/vopr/replica") || strings.Contains(origin, "iggy-vopr/vopr/storage.") {
 		v.res.Outcome = Correctness
@@ -399,6 +408,11 @@ func (v *vopr) safety() bool {
 
 func (v *vopr) violated() bool {
 	if viol := v.c.Checker.Violation(); viol != nil {
+		if v.res.Outcome != Correctness {
+			// When the checker found it, not when the loop noticed: the
+			// same tick, but the evidence's times are the checker's.
+			v.res.ViolationAtNs = viol.AtNs
+		}
 		v.res.Outcome = Correctness
 		v.res.Violation = viol.Error()
 		v.res.Evidence = v.c.Checker.Evidence()
@@ -1331,6 +1345,10 @@ func (v *vopr) finish() {
 	r.Events = c.Loop.Processed()
 	if v.out.Porcupine {
 		v.porcupine()
+	}
+	if r.Outcome != Pass && r.ViolationAtNs == 0 {
+		// A stall, porcupine's verdict, a final check: found at the end.
+		r.ViolationAtNs = c.Loop.Now()
 	}
 }
 

@@ -59,6 +59,19 @@
 // runs M branches; -sweep moves T through the run and bisects to the moment
 // its failure became inevitable.
 //
+//	vopr timeline -o FILE [-perfetto FILE] [-likelihood FILE] [run flags]
+//
+// runs one run (-seed N, knob flags, -long, -plan FILE: as above), prints
+// its usual output, and writes FILE, a self-contained HTML page of it
+// (package timeline): a lane per replica (status, view, log_view, op,
+// commit), the network, a lane per client (each request), crashes,
+// restarts, pauses, partitions and disk faults as marks, and the
+// violation with the events its evidence names; the whole run in at most
+// 2048 buckets a lane, the last 20,000 events and 4,000 messages between
+// replicas whole. -perfetto also writes Chrome trace-event JSON for
+// Perfetto; -likelihood draws a vopr branch -sweep file's failure
+// likelihood above the replicas.
+//
 // Decisions worth knowing:
 //   - Options are built as Swarm(seed) (or Long(seed)), then -faults=none
 //     (NoFaults, the rollback nemesis included), then every knob flag, then
@@ -219,6 +232,9 @@ func runChecked(args []string, stdin io.Reader, out *checkedWriter, stderr io.Wr
 	}
 	if len(args) > 0 && args[0] == "branch" {
 		return runBranch(args[1:], out, stderr, e)
+	}
+	if len(args) > 0 && args[0] == "timeline" {
+		return runTimeline(args[1:], out, stderr, e)
 	}
 	if len(args) > 0 && args[0] == "help" {
 		writeUsage(out)
