@@ -97,8 +97,9 @@ shrink-canaries:
 # Chromium, Debian's chromium package (installed when missing), and check
 # the DOM has every replica's and client's lane and the violation, and that
 # a screenshot is not blank (scripts/timeline-check.sh; TAG=canary_... picks
-# the canary, DOCS=1 saves the screenshot as docs/timeline.png). Not part of
-# make test or CI, which need only Go.
+# the canary, TAG=all checks every one, on its shrunk run and with its sweep
+# when make shrink-canaries left them; DOCS=1 saves the screenshot as
+# docs/timeline.png). Not part of make test or CI, which need only Go.
 .PHONY: timeline-check
 timeline-check:
 	GO=$(GO) ./scripts/timeline-check.sh
