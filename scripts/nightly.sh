@@ -14,8 +14,9 @@
 #   3. long runs from a random first seed for what is left of the last tenth
 #      (1 s at least, so that PARALLEL long runs start every night):
 #      vopr -long -duration D -parallel P -keep-going -json   (long.jsonl, long.txt)
-#   4. every failing seed of the three again, with its event trace:
-#      failure-SEED.txt (its whole output) and trace-SEED.jsonl.
+#   4. every failing seed of the three again, with its event trace and its
+#      timeline (vopr timeline -o ... -trace ...): failure-SEED.txt (its
+#      whole output), trace-SEED.jsonl and timeline-SEED.html.
 # and writes status.txt (the exit status, alone) and nightly.txt (status,
 # start and end times in UTC, DURATION and PARALLEL, the output of vopr
 # -version, and per stage its flags, exit status, seeds and seeds per
@@ -231,8 +232,9 @@ if [ "$interrupted" = 0 ]; then
 	stage long -long -duration "${left}s" -parallel "$PARALLEL" -keep-going $campaign_flags -json
 fi
 
-# Every failing seed again, with its trace: its reproduce command (the last
-# key of its JSON line) with -trace.
+# Every failing seed again, with its trace and its timeline: its reproduce
+# command (the last key of its JSON line) run by vopr timeline (the run's
+# own output, and the page) with -trace.
 failures=0
 if [ "$interrupted" = 0 ]; then
 	for name in $stages; do
@@ -244,7 +246,7 @@ if [ "$interrupted" = 0 ]; then
 		seed=$(echo "$args" | sed 's/^-seed \([0-9]*\).*/\1/')
 		echo "nightly: re-running vopr $args"
 		# shellcheck disable=SC2086 # args are words
-		runv "$dir/failure-$seed.txt" "$dir/failure-$seed.txt" $args -trace "$dir/trace-$seed.jsonl"
+		runv "$dir/failure-$seed.txt" "$dir/failure-$seed.txt" timeline -o "$dir/timeline-$seed.html" $args -trace "$dir/trace-$seed.jsonl"
 		failures=$((failures + 1))
 	done <"$dir/failures.txt"
 fi

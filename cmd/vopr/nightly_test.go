@@ -23,7 +23,7 @@ echo "$*" >>"$FAKE_LOG"
 case " $* " in
 *" -version "*) echo "vopr fake version=v9 revision=abc modified=false go=go0"; exit 0 ;;
 *" -trace "*)
-	while [ $# -gt 0 ]; do [ "$1" = -trace ] && : >"$2"; shift; done
+	while [ $# -gt 0 ]; do case $1 in -trace|-o) : >"$2" ;; esac; shift; done
 	echo "re-run output"; exit 129 ;;
 *" -long "*) rc=$FAKE_LONG; seed=7 ;;
 *" -duration "*) rc=$FAKE_SWARM; seed=42
@@ -140,14 +140,16 @@ func TestNightlyStatus(t *testing.T) {
 		var reruns []string
 		for _, call := range calls {
 			if strings.Contains(call, " -trace ") {
-				seed := strings.Fields(call)[1]
+				seed := strings.Fields(call)[4]
 				reruns = append(reruns, seed)
-				want := "-seed " + seed + " -replicas=3 -trace " + filepath.Join(dir, "trace-"+seed+".jsonl")
+				want := "timeline -o " + filepath.Join(dir, "timeline-"+seed+".html") + " -seed " + seed + " -replicas=3 -trace " + filepath.Join(dir, "trace-"+seed+".jsonl")
 				if call != want {
 					t.Errorf("%s: re-run %q, want %q", name, call, want)
 				}
-				if _, err := os.Stat(filepath.Join(dir, "trace-"+seed+".jsonl")); err != nil {
-					t.Errorf("%s: %v", name, err)
+				for _, file := range []string{"trace-" + seed + ".jsonl", "timeline-" + seed + ".html"} {
+					if _, err := os.Stat(filepath.Join(dir, file)); err != nil {
+						t.Errorf("%s: %v", name, err)
+					}
 				}
 				if b, _ := os.ReadFile(filepath.Join(dir, "failure-"+seed+".txt")); string(b) != "re-run output\n" {
 					t.Errorf("%s: failure-%s.txt %q", name, seed, b)
