@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -124,5 +125,29 @@ func TestTimelineJSON(t *testing.T) {
 	}
 	if !strings.Contains(errOut, "timeline: -o "+page) {
 		t.Fatalf("stderr %q does not say where the page went", errOut)
+	}
+}
+
+// TestTimelineIsDeterministic: one run drawn twice gives the same bytes,
+// page and Perfetto file alike (the page carries no wall time).
+func TestTimelineIsDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	var pages, traces [2][]byte
+	for i := range 2 {
+		page, trace := filepath.Join(dir, fmt.Sprintf("run%d.html", i)), filepath.Join(dir, fmt.Sprintf("run%d.json", i))
+		if _, errOut, code := vopr(t, nil, append([]string{"timeline", "-o", page, "-perfetto", trace}, timelineRun...)...); code > 129 || code == 2 {
+			t.Fatalf("exit %d\n%s", code, errOut)
+		}
+		var err error
+		if pages[i], err = os.ReadFile(page); err != nil {
+			t.Fatal(err)
+		}
+		if traces[i], err = os.ReadFile(trace); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(pages[0], pages[1]) || !bytes.Equal(traces[0], traces[1]) {
+		t.Fatalf("two timelines of one run differ: pages %d and %d bytes, Perfetto %d and %d bytes",
+			len(pages[0]), len(pages[1]), len(traces[0]), len(traces[1]))
 	}
 }
