@@ -19,6 +19,7 @@ import (
 	"github.com/iggy-vopr/vopr/sim"
 	"github.com/iggy-vopr/vopr/sim/kernel"
 	"github.com/iggy-vopr/vopr/sim/plan"
+	"github.com/iggy-vopr/vopr/timeline"
 )
 
 const branchUsage = `usage: vopr branch [-at T [-salt S]] [-sweep] [-branches M] [-points K] [-refine R] [-parallel P] [-o FILE] [run flags]
@@ -126,26 +127,14 @@ type brancher struct {
 	endNs    int64      // its length: a branch at or past it is the run
 }
 
-// branchPoint is what the branches at one moment did.
+// branchPoint is what the branches at one moment did (a sweep file holds
+// it as a timeline.SweepPoint).
 type branchPoint struct {
-	AtNs     int64 `json:"at_ns"`
-	Branches int   `json:"branches"`
-	Failed   int   `json:"failed"`          // failed at all
-	Same     int   `json:"same"`            // failed as the run does
-	Errors   int   `json:"errors,omitzero"` // simulator errors among Failed
-}
-
-// sweepFile is the sweep JSON: the schema vopr timeline -likelihood reads.
-type sweepFile struct {
-	Schema       int           `json:"schema"`
-	Seed         uint64        `json:"seed"`
-	Flags        []string      `json:"flags"`
-	Outcome      string        `json:"outcome"`
-	Violation    string        `json:"violation"`
-	Branches     int           `json:"branches"`
-	EndNs        int64         `json:"end_ns"`
-	InevitableNs int64         `json:"inevitable_ns"` // -1: not found (the run passes)
-	Points       []branchPoint `json:"points"`
+	AtNs     int64
+	Branches int
+	Failed   int // failed at all
+	Same     int // failed as the run does
+	Errors   int // simulator errors among Failed
 }
 
 func runBranch(args []string, stdout *checkedWriter, stderr io.Writer, e env) int {
@@ -344,10 +333,14 @@ func (b *brancher) sweep(points, refine int, outPath string) int {
 		fmt.Fprintf(out, "  reproduce: vopr branch -at %v -branches %d%s\n", time.Duration(lo), b.branches, strings.TrimPrefix(b.cfg.reproduce(b.o.Seed), "vopr"))
 	}
 	if outPath != "" {
-		f := sweepFile{Schema: 1, Seed: b.o.Seed, Flags: b.flags(), Outcome: b.base.Outcome.String(), Violation: b.baseName,
-			Branches: b.branches, EndNs: b.endNs, InevitableNs: hi, Points: ps}
+		f := timeline.Sweep{Schema: timeline.SweepSchema, Seed: b.o.Seed, Flags: b.flags(), Outcome: b.base.Outcome.String(),
+			Violation: b.baseName, Branches: b.branches, EndNs: b.endNs, InevitableNs: &hi}
 		if b.baseName == "" {
-			f.InevitableNs = -1
+			none := int64(-1)
+			f.InevitableNs = &none
+		}
+		for _, p := range ps {
+			f.Points = append(f.Points, timeline.SweepPoint{AtNs: p.AtNs, Branches: p.Branches, Failed: p.Failed, Same: p.Same})
 		}
 		if err := writeSweep(outPath, &f); err != nil {
 			fmt.Fprintf(b.rn.stderr, "vopr branch: writing %s: %v\n", outPath, err)
@@ -473,7 +466,9 @@ func (b *brancher) flags() []string {
 	return strings.Fields(strings.TrimPrefix(b.cfg.reproduce(b.o.Seed), "vopr"))
 }
 
-func writeSweep(path string, f *sweepFile) error {
+// writeSweep writes a sweep file: the schema vopr timeline -likelihood
+// reads (timeline.Sweep).
+func writeSweep(path string, f *timeline.Sweep) error {
 	data, err := json.MarshalIndent(f, "", " ")
 	if err != nil {
 		return err

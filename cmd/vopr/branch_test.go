@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/iggy-vopr/vopr/sim"
 	"github.com/iggy-vopr/vopr/sim/kernel"
+	"github.com/iggy-vopr/vopr/timeline"
 )
 
 // doomedAtTick is the fake world of the sweep tests: a run of 1000 ticks
@@ -52,16 +52,19 @@ func TestSweepFindsTheMomentTheFailureBecameInevitable(t *testing.T) {
 	if !strings.Contains(stdout, "sweep: at 3s           tick 300        30%  [#####...............]  4 of 8 fail, 2 as the run (lost write)") {
 		t.Fatalf("the point at tick 300 is not the world's 4 failures, 2 as the run:\n%s", stdout)
 	}
-	data, err := os.ReadFile(path)
+	file, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var f sweepFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		t.Fatalf("the sweep file is not JSON: %v\n%s", err, data)
+	defer file.Close()
+	// The file is what vopr timeline -likelihood reads.
+	var f timeline.Sweep
+	if err := f.Read(file); err != nil {
+		t.Fatalf("the sweep file breaks the schema: %v", err)
 	}
+	inevitable, found := f.Inevitable()
 	if f.Schema != 1 || f.Seed != 5 || f.Violation != "lost write" || f.Branches != 8 || f.EndNs != 1000*kernel.TickNs ||
-		f.InevitableNs != doomedAtTick*kernel.TickNs || len(f.Points) < 10 {
+		!found || inevitable != doomedAtTick*kernel.TickNs || len(f.Points) < 10 {
 		t.Fatalf("sweep file %+v", f)
 	}
 	for i, p := range f.Points {
