@@ -31,13 +31,15 @@ faults, the process faults, the nemeses; the workload and the replicas draw
 on as before) to run M branches, salts 1 to M: M other futures of one past.
 It prints each branch's outcome, how many fail, and how many fail as the run
 itself does (its outcome and violation name: the text before the first
-": "), with the command that reproduces each failing branch.
+": "), with the command that reproduces each failing branch: vopr -seed N
+... -branch T/S, a run flag that vopr timeline, -trace and -write-plan take
+as well (a plan written from a branch replays it).
 
   -at T         where to branch: virtual time (250ms, 1.5s) or a share of the
                 run's length (40%); the branch happens at the first tick that
                 starts at or after T
-  -salt S       run branch S alone, with a run's whole output: the
-                reproduction command of a branch
+  -salt S       run branch S alone, with a run's whole output (the same as
+                vopr -branch T/S)
   -branches M   branches per point (default 16)
   -sweep        branch at K points spread evenly through the run (0, 1/K, ...
                 of its length), then bisect R times between the last point
@@ -187,7 +189,9 @@ func runBranch(args []string, stdout *checkedWriter, stderr io.Writer, e env) in
 	}
 	switch {
 	case cfg.writePlan != "" || cfg.checkDeterminism:
-		return fail("-write-plan and -check-determinism are for runs, not branches")
+		return fail("-write-plan and -check-determinism are for runs, not branches (vopr -branch T/S runs one with them)")
+	case cfg.branch.b != nil:
+		return fail(fmt.Sprintf("-branch %s is a branch already: branch its seed with -at", &cfg.branch))
 	case (cfg.trace != "" || cfg.capture != "") && !given["salt"]:
 		return fail("-trace and -capture record one run: give -salt S for a branch's")
 	}
@@ -233,7 +237,7 @@ func (b *brancher) describeBase() string {
 
 // one is -salt: the one branch, with a run's whole output.
 func (b *brancher) one(atNs int64, salt uint64, off []disabled) int {
-	b.cfg.branch = &sim.Branch{AtNs: atNs, Salt: salt}
+	b.cfg.branch.b = &sim.Branch{AtNs: atNs, Salt: salt}
 	rn := b.rn
 	var h bytes.Buffer
 	fmt.Fprintf(&h, "seed=%d\n", b.o.Seed)
@@ -456,9 +460,11 @@ func (b *brancher) share(atNs int64) string {
 	return fmt.Sprintf("%.0f%%", 100*float64(atNs)/float64(b.endNs))
 }
 
-// reproduce is the command that runs one branch alone.
+// reproduce is the command that runs one branch alone: vopr -branch,
+// which every run flag and subcommand that takes one run understands
+// (vopr timeline draws it, -trace records it).
 func (b *brancher) reproduce(atNs int64, salt uint64) string {
-	return fmt.Sprintf("vopr branch -at %v -salt %d%s", time.Duration(atNs), salt, strings.TrimPrefix(b.cfg.reproduce(b.o.Seed), "vopr"))
+	return fmt.Sprintf("%s -branch %v/%d", b.cfg.reproduce(b.o.Seed), time.Duration(atNs), salt)
 }
 
 // flags are the run flags of the sweep's run, -seed first.

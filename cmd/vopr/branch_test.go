@@ -87,9 +87,9 @@ func TestBranchAtListsEveryBranchWithItsReproduction(t *testing.T) {
 	}
 	for _, want := range []string{
 		"branch: seed 5: the run fails correctness (lost write) at tick 1000 (10s of virtual time)",
-		"branch salt=1 result=correctness ticks=1000 crashes=0 partitions=0 digest=0000000000000001 divergent commit\n  reproduce: vopr branch -at 2s -salt 1 -seed 5 -replicas=3\n",
+		"branch salt=1 result=correctness ticks=1000 crashes=0 partitions=0 digest=0000000000000001 divergent commit\n  reproduce: vopr -seed 5 -replicas=3 -branch 2s/1\n",
 		"branch salt=2 result=pass",
-		"branch salt=4 result=correctness ticks=1000 crashes=0 partitions=0 digest=0000000000000004 lost write (as the run)\n  reproduce: vopr branch -at 2s -salt 4 -seed 5 -replicas=3\n",
+		"branch salt=4 result=correctness ticks=1000 crashes=0 partitions=0 digest=0000000000000004 lost write (as the run)\n  reproduce: vopr -seed 5 -replicas=3 -branch 2s/4\n",
 		"branch: at 2s (tick 200, 20% of the run): 2 of 4 fail, 1 as the run (lost write)",
 	} {
 		if !strings.Contains(stdout, want) {
@@ -119,6 +119,44 @@ func TestABranchsReproductionIsThatBranch(t *testing.T) {
 	plain, _, _ := cliEnv(t, &fakeSim{}, e, "-seed", "3")
 	if strings.Contains(plain, "digest="+m[1]) {
 		t.Fatalf("branch 2 is the run itself (digest %s)", m[1])
+	}
+	// vopr -branch T/S is the same branch, -check-determinism runs it
+	// twice as a branch, and a plan written from it replays it.
+	planPath := filepath.Join(t.TempDir(), "branch.plan")
+	flagged, stderr, _ := cliEnv(t, &fakeSim{}, e, "-seed", "3", "-branch", at[1]+"/2", "-check-determinism", "-write-plan", planPath)
+	if !strings.Contains(flagged, "digest="+m[1]) || strings.Contains(flagged, "diverged") {
+		t.Fatalf("vopr -branch %s/2 is not branch 2 (digest %s), or its two runs differ:\n%s%s", at[1], m[1], flagged, stderr)
+	}
+	replayed, stderr, _ := cliEnv(t, &fakeSim{}, e, "-plan", planPath)
+	planText, _ := os.ReadFile(planPath)
+	if !strings.Contains(replayed, "digest="+m[1]) || !strings.Contains(string(planText), " -branch "+at[1]+"/2") {
+		t.Fatalf("the branch's plan does not replay it (digest %s):\n%s%s", m[1], replayed, stderr)
+	}
+}
+
+// TestBranchFlag: -branch T/S is checked, and refused where a branch of
+// one seed's run makes no sense.
+func TestBranchFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-seed", "1", "-branch", "1s"}, `invalid value "1s" for flag -branch: want T/S`},
+		{[]string{"-seed", "1", "-branch", "1s/0"}, `invalid value "1s/0" for flag -branch: want T/S: the salt S is a whole number from 1`},
+		{[]string{"-seed", "1", "-branch", "-1s/2"}, `invalid value "-1s/2" for flag -branch`},
+		{[]string{"-seed", "1", "-seeds", "3", "-branch", "1s/2"}, "-branch 1s/2 is a branch of one seed's run"},
+		{[]string{"shrink", "-seed", "1", "-branch", "1s/2"}, "shrink takes a seed's own run, not a branch of it"},
+		{[]string{"branch", "-sweep", "-seed", "1", "-branch", "1s/2"}, "-branch 1s/2 is a branch already"},
+	} {
+		stdout, stderr, code := cliEnv(t, &fakeSim{}, env{runSeed: doomedWorld}, c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) || !strings.Contains(stderr, "usage:") {
+			t.Errorf("%q: exit %d, want 2 with %q and a usage; stdout %q stderr:\n%s", c.args, code, c.want, stdout, stderr)
+		}
+	}
+	// The tick a branch happens at is the one it names.
+	stdout, stderr, _ := cliEnv(t, &fakeSim{}, env{runSeed: doomedWorld}, "-seed", "1", "-branch", "2.005s/4")
+	if !strings.Contains(stdout, "reproduce: vopr -seed 1 -branch 2.01s/4") {
+		t.Fatalf("-branch 2.005s/4 is not rounded up to tick 201:\n%s%s", stdout, stderr)
 	}
 }
 

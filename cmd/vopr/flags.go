@@ -286,9 +286,38 @@ type config struct {
 	writePlan string
 	plan      string
 	replay    *plan.Plan
-	// branch: vopr branch -at T -salt S, the one branch the run is (its
-	// fault streams reseeded at T).
-	branch *sim.Branch
+	// branch: -branch T/S (or vopr branch -at T -salt S), the one branch
+	// of the seed the run is: its fault streams reseeded with salt S at
+	// the first tick from T.
+	branch branchFlag
+}
+
+// branchFlag is -branch T/S: a branch of the seed's run (vopr branch),
+// at virtual time T (a duration, rounded up to a tick) with salt S (from
+// 1). Its zero value is no branch.
+type branchFlag struct {
+	b *sim.Branch
+}
+
+func (f *branchFlag) String() string {
+	if f == nil || f.b == nil {
+		return ""
+	}
+	return fmt.Sprintf("%v/%d", time.Duration(f.b.AtNs), f.b.Salt)
+}
+
+func (f *branchFlag) Set(s string) error {
+	at, salt, ok := strings.Cut(s, "/")
+	d, err := time.ParseDuration(at)
+	if !ok || err != nil || d < 0 {
+		return errors.New("want T/S: a virtual time T (1.5s) and a salt S from 1 (vopr branch prints them)")
+	}
+	n, err := strconv.ParseUint(salt, 10, 64)
+	if err != nil || n == 0 {
+		return errors.New("want T/S: the salt S is a whole number from 1")
+	}
+	f.b = &sim.Branch{AtNs: tickCeil(int64(d)), Salt: n}
+	return nil
 }
 
 // shardFlag is -shard i/n: the campaign's shard i of n. Shard i runs the
@@ -408,6 +437,7 @@ func parseArgsInto(cfg *config, args []string, stderr io.Writer) (_ *config, pri
 	fs.Var(&cfg.shard, "shard", "")
 	fs.StringVar(&cfg.writePlan, "write-plan", "", "")
 	fs.StringVar(&cfg.plan, "plan", "", "")
+	fs.Var(&cfg.branch, "branch", "")
 	for i := range knobs {
 		fs.Var(&knobFlag{knob: &knobs[i], cfg: cfg}, knobs[i].name, "")
 	}
@@ -438,6 +468,8 @@ func parseArgsInto(cfg *config, args []string, stderr io.Writer) (_ *config, pri
 		// Seeds are u64s: seed N+K-1 would wrap to a low seed nobody asked for.
 		return nil, false, &usageError{fmt.Sprintf("-seed %d -seeds %d: the campaign would run past seed %d, the last u64; start at %d at most",
 			cfg.seed.value, cfg.seeds, uint64(math.MaxUint64), uint64(math.MaxUint64)-uint64(cfg.seeds-1))}
+	case given["branch"] && (cfg.campaign() || cfg.performance):
+		return nil, false, &usageError{fmt.Sprintf("-branch %s is a branch of one seed's run: no -seeds, -duration or -performance", &cfg.branch)}
 	case given["shard"] && !cfg.campaign():
 		return nil, false, &usageError{fmt.Sprintf("-shard %s splits a campaign: give -seeds K or -duration D too", &cfg.shard)}
 	case cfg.shard.sharded() && !cfg.seed.set:
@@ -647,9 +679,7 @@ func (c *config) options(seed uint64) (o sim.Options, off []disabled, err error)
 // (or -performance), -faults=none if given, and every knob override.
 func (c *config) reproduce(seed uint64) string {
 	var b strings.Builder
-	if c.branch != nil {
-		fmt.Fprintf(&b, "vopr branch -at %v -salt %d -seed %d", time.Duration(c.branch.AtNs), c.branch.Salt, seed)
-	} else if c.performance {
+	if c.performance {
 		b.WriteString("vopr -performance")
 	} else {
 		b.WriteString("vopr -seed " + strconv.FormatUint(seed, 10))
@@ -659,6 +689,9 @@ func (c *config) reproduce(seed uint64) string {
 	}
 	if c.plan != "" {
 		b.WriteString(" -plan " + c.plan)
+	}
+	if c.branch.b != nil {
+		b.WriteString(" -branch " + c.branch.String())
 	}
 	return b.String()
 }
@@ -750,6 +783,9 @@ flags:
                    its firings decide the faults; delete lines to replay without them
                    (the draws still happen, so nothing else shifts). The targeted
                    nemeses (-rollback, -stale-answers, -view-change-faults) are not in it
+  -branch T/S      run branch S of the seed at virtual time T (vopr branch): the seed's
+                   own run up to the first tick from T, its fault streams reseeded with
+                   salt S from there (a -plan decides until then)
   -porcupine       also check the clients' metadata history with porcupine under the
                    checker's reference model (at most 60 s of wall time a seed); the
                    summary line ends porcupine=ok, illegal or unknown (the search ran

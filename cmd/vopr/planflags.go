@@ -88,7 +88,13 @@ func (c *config) writeSeedPlan(seed uint64, gate *plan.Gate) error {
 	if err != nil {
 		return err
 	}
-	p := plan.Plan{Seed: seed, Flags: c.runFlags(), Firings: gate.Firings()}
+	flags := c.runFlags()
+	if c.branch.b != nil {
+		// A branch's plan replays that branch: its firings up to the
+		// branch, then the same reseeded draws.
+		flags = append(flags, "-branch", c.branch.String())
+	}
+	p := plan.Plan{Seed: seed, Flags: flags, Firings: gate.Firings()}
 	if err := p.Write(f); err != nil {
 		f.Close()
 		return err

@@ -173,7 +173,7 @@ func (rn *runner) runOne(o sim.Options, off []disabled, compact bool) *seedRun {
 	}
 	gate := rn.cfg.planGate()
 	outs.Plan = gate
-	outs.Branch = rn.cfg.branch
+	outs.Branch = rn.cfg.branch.b
 	start := rn.now()
 	sr.result, sr.note = rn.safeRun(o, outs)
 	if gate != nil {
@@ -215,7 +215,8 @@ func (rn *runner) runOne(o sim.Options, off []disabled, compact bool) *seedRun {
 // failed worse (a correctness or liveness failure keeps its class: the
 // divergence is reported beside it).
 func (rn *runner) checkDeterminism(sr *seedRun) {
-	again, note := rn.safeRun(sr.opts, sim.Outputs{})
+	branch := rn.cfg.branch.b // a branch's second run is that branch too
+	again, note := rn.safeRun(sr.opts, sim.Outputs{Branch: branch})
 	if note != "" {
 		sr.note = joinNotes(sr.note, note)
 	}
@@ -226,7 +227,7 @@ func (rn *runner) checkDeterminism(sr *seedRun) {
 	sr.determinism = determinismDiverged
 	var a, b []kernel.TraceEntry
 	for _, t := range []*[]kernel.TraceEntry{&a, &b} {
-		if _, note := rn.safeRun(sr.opts, sim.Outputs{RecordTrace: t}); note != "" {
+		if _, note := rn.safeRun(sr.opts, sim.Outputs{RecordTrace: t, Branch: branch}); note != "" {
 			sr.note = joinNotes(sr.note, note)
 		}
 	}

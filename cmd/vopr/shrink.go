@@ -76,6 +76,11 @@ func runShrink(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err.Error())
 	}
+	if cfg.branch.b != nil {
+		// Shrinking replays the fault plan, and a branch's faults after
+		// its moment are reseeded draws, which a plan does not hold.
+		return fail(fmt.Sprintf("-branch %s: shrink takes a seed's own run, not a branch of it", &cfg.branch))
+	}
 	o, _, err := cfg.options(cfg.seed.value)
 	if err != nil {
 		return fail(err.Error())
