@@ -736,6 +736,13 @@ const usageText = `usage:
                                              print the frames of a replica-port stream
   vopr report [-json] FILE...                merge campaigns' -json output (the shards of
                                              one campaign) into one campaign table
+  vopr shrink [-budget D] [-o FILE] [run flags]
+                                             search for a smaller run that fails the same way
+  vopr branch -at T | -sweep [-branches M] [run flags]
+                                             reseed a run's faults at T and run M branches;
+                                             -sweep: where its failure became inevitable
+  vopr timeline -o FILE [run flags]          draw a run as a self-contained HTML page
+  vopr SUBCOMMAND -h                         a subcommand's own usage
 
 flags:
   -seed N          the seed: a decimal u64, or a 40-hex commit hash (read as its
