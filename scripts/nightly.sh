@@ -17,6 +17,12 @@
 #   4. every failing seed of the three again, with its event trace and its
 #      timeline (vopr timeline -o ... -trace ...): failure-SEED.txt (its
 #      whole output), trace-SEED.jsonl and timeline-SEED.html.
+#   5. a mutant sample, after DURATION (on shard 0 alone; issue 26): MUTANTS
+#      mutants of the replica, the sample's seed the UTC date (YYYYMMDD),
+#      each against 100 VOPR seeds and its package's unit tests:
+#      vopr mutants -seed DATE -n MUTANTS -parallel P -o mutants.jsonl
+#      (mutants.txt: the table, with the VOPR's recall), and survivors.jsonl,
+#      the lines of the mutants that built and the VOPR did not kill.
 # and writes status.txt (the exit status, alone) and nightly.txt (status,
 # start and end times in UTC, DURATION and PARALLEL, the output of vopr
 # -version, and per stage its flags, exit status, seeds and seeds per
@@ -38,7 +44,10 @@
 # need SEED, the same on every machine; of the long-run regression seeds,
 # the k-th in file order runs on shard k mod n). Unset, the job is the
 # whole campaign. vopr report merges the shards' swarm.jsonl (and their
-# long.jsonl) into one table.
+# long.jsonl) into one table. MUTANTS (default 100; 0: no mutant stage).
+# The mutant stage needs the vopr source tree (the current directory) and
+# go; its survivors are not failures (the status stays the campaigns'),
+# but a vopr mutants that cannot run (exit 1 or 2) makes the status 1.
 set -u
 
 usage() {
@@ -71,6 +80,7 @@ OUT=${OUT:-nightly}
 SEEDS_DIR=${SEEDS_DIR:-seeds}
 SEED=${SEED:-}
 SHARD=${SHARD:-}
+MUTANTS=${MUTANTS:-100}
 
 # seconds D: D (as 1h30m, 10m, 90s) in seconds, or nothing if D is not one.
 seconds() {
@@ -91,6 +101,9 @@ total=$(seconds "$DURATION") || die_usage "DURATION=$DURATION: want a duration s
 [ "$total" -ge 10 ] || die_usage "DURATION=$DURATION: at least 10s (a tenth of it goes to long runs, which need 1s)"
 case $PARALLEL in
 '' | *[!0-9]* | 0) die_usage "PARALLEL=$PARALLEL: want a positive integer" ;;
+esac
+case $MUTANTS in
+'' | *[!0-9]*) die_usage "MUTANTS=$MUTANTS: want a count (0: no mutant stage)" ;;
 esac
 case $SEED in
 '') ;;
@@ -251,6 +264,27 @@ if [ "$interrupted" = 0 ]; then
 	done <"$dir/failures.txt"
 fi
 
+# The mutant sample: the seed is the date, so each night draws another.
+mutants_line=
+if [ "$interrupted" = 0 ] && [ "$MUTANTS" -gt 0 ] && [ "$shard_i" -eq 0 ]; then
+	mseed=$(date -u +%Y%m%d)
+	: >"$dir/mutants.jsonl"
+	t0=$(date +%s)
+	runv "$dir/mutants.txt" "$dir/mutants.txt" mutants -seed "$mseed" -n "$MUTANTS" -parallel "$PARALLEL" -o "$dir/mutants.jsonl"
+	rc=$?
+	t1=$(date +%s)
+	case $rc in
+	0) ;;
+	130) [ "$interrupted" = 1 ] || note_status 1 ;;
+	*) note_status 1 ;;
+	esac
+	grep '"build":"ok"' "$dir/mutants.jsonl" | grep '"vopr":{"verdict":"survived"' >"$dir/survivors.jsonl"
+	recall=$(sed -n 's/^VOPR recall: //p' "$dir/mutants.txt")
+	named=$(sed -n 's/^named kills: //p' "$dir/mutants.txt")
+	mutants_line="mutants: vopr mutants -seed $mseed -n $MUTANTS -parallel $PARALLEL; exit $rc; $((t1 - t0)) s; survivors $(grep -c . "$dir/survivors.jsonl"); VOPR recall: ${recall:-none}; named kills: ${named:-none}"
+	echo "$mutants_line" >>"$manifest"
+fi
+
 if [ "$interrupted" = 1 ] && [ "$worst" = 0 ]; then
 	worst=130
 fi
@@ -263,6 +297,7 @@ fi
 	[ -n "$SEED" ] && echo "seed: $SEED"
 	[ -n "$SHARD" ] && echo "shard: $SHARD"
 	echo "interrupted: $([ "$interrupted" = 1 ] && echo yes || echo no)"
+	[ -n "$mutants_line" ] && echo "VOPR recall: ${recall:-none}"
 	echo "vopr: $version"
 	cat "$manifest"
 	echo "failures re-run with traces: $failures"

@@ -742,6 +742,9 @@ const usageText = `usage:
                                              reseed a run's faults at T and run M branches;
                                              -sweep: where its failure became inevitable
   vopr timeline -o FILE [run flags]          draw a run as a self-contained HTML page
+  vopr mutants [-seed N] [-n N] [-seeds K] [-pkg LIST] [-o FILE]
+                                             the VOPR's power on mutants of the replica:
+                                             its recall against the unit tests'
   vopr SUBCOMMAND -h                         a subcommand's own usage
 
 flags:

@@ -236,6 +236,9 @@ func runChecked(args []string, stdin io.Reader, out *checkedWriter, stderr io.Wr
 	if len(args) > 0 && args[0] == "timeline" {
 		return runTimeline(args[1:], out, stderr, e)
 	}
+	if len(args) > 0 && args[0] == "mutants" {
+		return runMutants(args[1:], out, stderr, e)
+	}
 	if len(args) > 0 && args[0] == "help" {
 		writeUsage(out)
 		return 0

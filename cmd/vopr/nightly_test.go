@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // The nightly job's script (scripts/nightly.sh), run against a fake vopr:
@@ -22,6 +23,14 @@ const fakeVopr = `#!/bin/sh
 echo "$*" >>"$FAKE_LOG"
 case " $* " in
 *" -version "*) echo "vopr fake version=v9 revision=abc modified=false go=go0"; exit 0 ;;
+" mutants "*)
+	while [ $# -gt 0 ]; do case $1 in -o) o=$2 ;; esac; shift; done
+	echo '{"id":"a","build":"ok","vopr":{"verdict":"killed","class":"named"},"unit":{"verdict":"killed"}}' >"$o"
+	echo '{"id":"b","build":"ok","vopr":{"verdict":"survived","seeds":100},"unit":{"verdict":"killed"}}' >>"$o"
+	echo '{"id":"c","build":"failed","vopr":{"verdict":"not-run"},"unit":{"verdict":"not-run"}}' >>"$o"
+	echo "VOPR recall: 50.0% (1 of the 2 mutants the unit tests kill)"
+	echo "named kills: 100.0% (1 of 1 VOPR kills; 0 replica panics)"
+	exit "${FAKE_MUTANTS:-0}" ;;
 *" -trace "*)
 	while [ $# -gt 0 ]; do case $1 in -trace|-o) : >"$2" ;; esac; shift; done
 	echo "re-run output"; exit 129 ;;
@@ -302,5 +311,50 @@ func TestNightlyShard(t *testing.T) {
 		if !strings.Contains(string(manifest), "\nswarm: vopr "+wantSwarm+"; exit 0; seeds 1 in ") {
 			t.Errorf("%v: nightly.txt\n%s", c.env, manifest)
 		}
+	}
+}
+
+// The mutant stage: shard 0 (or the whole job) draws MUTANTS mutants with
+// the UTC date for seed, keeps the survivors' lines and states the VOPR's
+// recall; a vopr mutants that cannot run makes the status 1, survivors do
+// not; MUTANTS=0 and the other shards skip it.
+func TestNightlyMutants(t *testing.T) {
+	code, dir, calls, out := nightly(t, nil)
+	if code != 0 || dir == "" {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	var mcall string
+	for _, c := range calls {
+		if strings.HasPrefix(c, "mutants ") {
+			mcall = c
+		}
+	}
+	want := "mutants -seed " + time.Now().UTC().Format("20060102") + " -n 100 -parallel 3 -o " + filepath.Join(dir, "mutants.jsonl")
+	if mcall != want && mcall != strings.Replace(want, time.Now().UTC().Format("20060102"), time.Now().UTC().Add(-time.Minute).Format("20060102"), 1) {
+		t.Errorf("the mutant call %q, want %q", mcall, want)
+	}
+	surv, _ := os.ReadFile(filepath.Join(dir, "survivors.jsonl"))
+	if got := lines(string(surv)); len(got) != 1 || !strings.Contains(got[0], `"id":"b"`) {
+		t.Errorf("survivors.jsonl %q, want mutant b's line alone", surv)
+	}
+	manifest, _ := os.ReadFile(filepath.Join(dir, "nightly.txt"))
+	for _, w := range []string{"\nVOPR recall: 50.0% (1 of the 2 mutants the unit tests kill)\n", "; exit 0; ", "survivors 1; VOPR recall: 50.0%", "named kills: 100.0%"} {
+		if !strings.Contains(string(manifest), w) {
+			t.Errorf("nightly.txt lacks %q:\n%s", w, manifest)
+		}
+	}
+	if code, _, _, out := nightly(t, []string{"FAKE_MUTANTS=1"}); code != 1 {
+		t.Errorf("a vopr mutants that exits 1: status %d, want 1\n%s", code, out)
+	}
+	for _, env := range [][]string{{"MUTANTS=0"}, {"SHARD=1/2", "SEED=5"}} {
+		_, _, calls, _ := nightly(t, env)
+		for _, c := range calls {
+			if strings.HasPrefix(c, "mutants ") {
+				t.Errorf("%v: the mutant stage ran: %s", env, c)
+			}
+		}
+	}
+	if code, _, _, out := nightly(t, []string{"MUTANTS=many"}); code != 2 || !strings.Contains(out, "MUTANTS=many") {
+		t.Errorf("MUTANTS=many: exit %d\n%s", code, out)
 	}
 }
