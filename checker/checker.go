@@ -90,6 +90,10 @@ type Checker struct {
 	// to a partition primary's offsets, outside the log (partition_install.go).
 	noAck noAckOffsets
 
+	// pendingReplies: per replica, the reply it built for the op it is
+	// applying, checked when the op's commit follows (replies.go).
+	pendingReplies []pendingReply
+
 	violation *Violation
 	recent    [evidenceMax]noteEntry // a ring: event k at k % evidenceMax
 	noted     int                    // events noted in all
@@ -154,6 +158,7 @@ func New(n int) *Checker {
 		ackMax:          make([]uint64, n),
 		nacks:           map[uint64][]nackRecord{},
 		adopted:         make([]adoptedLog, n),
+		pendingReplies:  make([]pendingReply, n),
 
 		partitions:        map[uint64]*partitionLog{},
 		partitionPrepares: map[groupPrepareKey]wire.U128{},
@@ -271,6 +276,12 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 	case replica.EventPartitionInstalled:
 		c.partitionInstalled(e.Replica, e.PartitionGroup, e.Op, e.Frame, e.Offsets)
 		return
+	case replica.EventReply:
+		c.builtReply(e)
+		return
+	case replica.EventReplay:
+		c.replayed(e)
+		return
 	}
 	if e.Kind != replica.EventGroup {
 		return
@@ -284,6 +295,7 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 	case vsr.EventCommitted:
 		c.note("replica %d committed op %d %s", r, g.Op, g.Header.Checksum())
 		c.commit(r, g.Header, g.Body)
+		c.checkBuiltReply(r, g.Op)
 	case vsr.EventPrepared:
 		c.note("replica %d prepared op %d in view %d %s", r, g.Op, g.View, g.Header.Checksum())
 		k := prepareKey{g.View, g.Op}
