@@ -93,6 +93,9 @@ type Checker struct {
 	// pendingReplies: per replica, the reply it built for the op it is
 	// applying, checked when the op's commit follows (replies.go).
 	pendingReplies []pendingReply
+	// conf: what the frames sent so far promise, for the frames that
+	// answer them (conform.go).
+	conf conformance
 
 	violation *Violation
 	recent    [evidenceMax]noteEntry // a ring: event k at k % evidenceMax

@@ -92,9 +92,12 @@ const nacksPendingMax = 4096
 //   - a DoViewChange's nack says the sender never acknowledged the op (nack
 //     of an acknowledged op, once the op is committed with the identity the
 //     sender acknowledged).
-func (c *Checker) Sent(nowNs int64, from uint8, frame []byte) {
+func (c *Checker) Sent(nowNs int64, from uint8, to int, frame []byte) {
 	c.nowNs = nowNs
-	if c.violation != nil || len(frame) < wire.HeaderSize || int(from) >= c.replicas {
+	if c.violation != nil || int(from) >= c.replicas {
+		return
+	}
+	if c.conform(from, to, frame); c.violation != nil || len(frame) < wire.HeaderSize {
 		return
 	}
 	group, ok := wire.GroupOf(frame)

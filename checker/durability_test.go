@@ -104,7 +104,8 @@ func wantOutcome(t *testing.T, f *fakeCluster, want string, r uint8, op uint64) 
 
 func prepareOk(view uint32, from uint8, p *prep) []byte {
 	ok := wire.PrepareOkHeader{Prefix: wire.Prefix{View: view, Replica: from}, Parent: p.x.Parent,
-		PrepareChecksum: p.x.Checksum, Op: p.op(), Timestamp: p.x.Timestamp, Group: wire.MetadataGroup}
+		PrepareChecksum: p.x.Checksum, Op: p.op(), Timestamp: p.x.Timestamp, Request: p.x.Request, Operation: p.x.Operation,
+		Group: wire.MetadataGroup}
 	return wire.BuildFrame(&ok, nil)
 }
 
@@ -164,7 +165,7 @@ func TestAckedBeforeDurable(t *testing.T) {
 			if tc.misdirect {
 				d.misdirects[slotKey{1, p.op()}] = true
 			}
-			f.c.Sent(f.tick(), 1, prepareOk(0, 1, p))
+			f.c.Sent(f.tick(), 1, -1, prepareOk(0, 1, p))
 			wantOutcome(t, f, tc.want, 1, p.op())
 		})
 	}
@@ -213,7 +214,7 @@ func TestSentBeforeDurable(t *testing.T) {
 			d.persist(f, 0)
 			d.view[2] = [2]uint32{tc.view, tc.logDur}
 			f.c.SetDisks(d)
-			f.c.Sent(f.tick(), 2, tc.frame(f))
+			f.c.Sent(f.tick(), 2, -1, tc.frame(f))
 			if tc.want == "" {
 				wantPass(t, f)
 				return
@@ -257,7 +258,7 @@ func TestNackOfAcknowledged(t *testing.T) {
 					d.misdirects[slotKey{1, p.op()}] = true
 				}
 				if tc.ack {
-					f.c.Sent(f.tick(), 1, prepareOk(0, 1, p))
+					f.c.Sent(f.tick(), 1, -1, prepareOk(0, 1, p))
 				}
 				if tc.forget {
 					f.group(1, vsr.Event{Kind: vsr.EventReconciled, View: 1, Op: p.op() - 1})
@@ -270,7 +271,7 @@ func TestNackOfAcknowledged(t *testing.T) {
 				if implicit {
 					vote = doViewChangeBelow(f, 1, 0, 1, p.op()-1, p.op()-1)
 				}
-				f.c.Sent(f.tick(), 1, vote)
+				f.c.Sent(f.tick(), 1, -1, vote)
 				if tc.commit && !tc.commitBefore {
 					f.commit(0)
 				}
@@ -311,7 +312,7 @@ func TestCommittedOpLost(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f, d, p := proposedOnDisks(t)
 			if tc.ack {
-				f.c.Sent(f.tick(), 2, prepareOk(0, 2, p))
+				f.c.Sent(f.tick(), 2, -1, prepareOk(0, 2, p))
 			}
 			if tc.forget {
 				// Replica 2 adopts a log that ends below the op (a view it
@@ -373,7 +374,7 @@ func TestLogShorterThanView(t *testing.T) {
 			d.view[1] = [2]uint32{3, 2}
 			x := wire.DoViewChangeHeader{Prefix: wire.Prefix{View: 3, Replica: 1}, Op: op, Commit: op,
 				Group: wire.MetadataGroup, LogView: tc.logView}
-			f.c.Sent(f.tick(), 1, wire.BuildFrame(&x, nil))
+			f.c.Sent(f.tick(), 1, -1, wire.BuildFrame(&x, nil))
 			wantOutcome(t, f, want, 1, head)
 		})
 	}
@@ -410,7 +411,7 @@ func TestReconcileBelowAnAckOfItsOwnView(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, _, p := proposedOnDisks(t)
-			f.c.Sent(f.tick(), 1, prepareOk(tc.ackView, 1, p))
+			f.c.Sent(f.tick(), 1, -1, prepareOk(tc.ackView, 1, p))
 			f.group(1, vsr.Event{Kind: vsr.EventReconciled, View: tc.logView, Op: p.op() - 1})
 			wantOutcome(t, f, tc.want, 1, p.op())
 		})
@@ -439,7 +440,7 @@ func TestSlotReusedEarly(t *testing.T) {
 			if tc.covered {
 				d.checkpoint = map[uint8]uint64{1: 1}
 			}
-			f.c.Sent(f.tick(), 1, prepareOk(0, 1, p))
+			f.c.Sent(f.tick(), 1, -1, prepareOk(0, 1, p))
 			if tc.want == "" {
 				wantPass(t, f)
 				return

@@ -67,6 +67,7 @@ type prep struct {
 	header wire.Header
 	body   []byte
 	reply  []byte // the committed reply frame (set at first commit)
+	frame  []byte // the whole prepare frame
 	r      *req   // the request it carries (nil for a forged prepare)
 }
 
@@ -164,7 +165,7 @@ func (f *fakeCluster) forge(r *req, op uint64) *prep {
 // frame finishes a prepare from its header fields.
 func (f *fakeCluster) frame(x wire.PrepareHeader, body []byte, r *req) *prep {
 	frame := wire.BuildFrame(&x, body)
-	p := &prep{header: *wire.HeaderOf(frame), body: frame[wire.HeaderSize:], r: r}
+	p := &prep{header: *wire.HeaderOf(frame), body: frame[wire.HeaderSize:], r: r, frame: frame}
 	p.x.Decode(&p.header)
 	return p
 }
@@ -194,6 +195,8 @@ func (f *fakeCluster) append(p *prep) *prep {
 		p.r.p = p
 	}
 	f.prepared(f.primary(), f.view, p)
+	// The primary sends it on (the checker reads every frame sent).
+	f.c.Sent(f.now, f.primary(), -1, p.frame)
 	return p
 }
 

@@ -426,7 +426,7 @@ func TestPartitionVoteReachesItsLog(t *testing.T) {
 			h.c.Crashed(2) // the log_view is durable: a restart does not forget it
 			dvc := wire.DoViewChangeHeader{Prefix: wire.Prefix{Cluster: wire.ClusterID("c"), View: 7, Replica: 2},
 				Op: tc.op, Group: testGroup, LogView: tc.logView}
-			h.c.Sent(h.tick(), 2, wire.BuildFrame(&dvc, nil))
+			h.c.Sent(h.tick(), 2, -1, wire.BuildFrame(&dvc, nil))
 			h.want(tc.want)
 		})
 	}

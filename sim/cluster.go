@@ -503,7 +503,11 @@ func (t peerTransport) Dial(peer uint8) bus.ConnID {
 // Send shows the checker every frame before the network takes it: a frame
 // is a promise about its sender's disk (checker.Sent).
 func (t peerTransport) Send(c bus.ConnID, frame []byte) bool {
-	t.n.c.Checker.Sent(t.n.c.Loop.Now(), t.n.id, frame)
+	to := -1
+	if peer, ok := t.n.c.Net.Peer(network.ConnID(c), network.NodeID(t.n.id)); ok {
+		to = int(peer)
+	}
+	t.n.c.Checker.Sent(t.n.c.Loop.Now(), t.n.id, to, frame)
 	if t.n.c.onPeerSent != nil {
 		t.n.c.onPeerSent(t.n.id, network.ConnID(c), frame)
 	}
