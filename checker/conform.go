@@ -27,6 +27,15 @@ type conformance struct {
 	// chunks: the chunk requests by nonce alone (askKey without its
 	// offset), for a refusing StateTransferTarget. Looked up only.
 	chunks map[askKey]asked
+	// heartbeats: per (primary, group, view), the last Commit's
+	// timestamp_monotonic. Looked up only.
+	heartbeats map[heartbeatKey]uint64
+}
+
+type heartbeatKey struct {
+	from  uint8
+	group uint64
+	view  uint32
 }
 
 type preparedFields struct {
@@ -60,7 +69,8 @@ type asked struct {
 
 func (c *Checker) conformState() *conformance {
 	if c.conf.prepares == nil {
-		c.conf = conformance{prepares: map[wirespec.U128]preparedFields{}, asked: map[askKey]asked{}, chunks: map[askKey]asked{}}
+		c.conf = conformance{prepares: map[wirespec.U128]preparedFields{}, asked: map[askKey]asked{}, chunks: map[askKey]asked{},
+			heartbeats: map[heartbeatKey]uint64{}}
 	}
 	return &c.conf
 }
@@ -107,6 +117,18 @@ func (c *Checker) conform(from uint8, to int, frame []byte) {
 			echo("of prepare %s (op %d, parent %s, timestamp %d, request %d, operation %d, group %d) that echoes op %d, parent %s, timestamp %d, request %d, operation %d, group %d",
 				id, p.op, p.parent, p.timestamp, p.request, p.operation, p.group, got.op, got.parent, got.timestamp, got.request, got.operation, got.group)
 		}
+	case wirespec.Commit:
+		// wire.md 5.3 and correction 0.1: one counter per group that a
+		// primary only moves up (it counts broadcasts, sent or not, so
+		// the frames sent may skip values).
+		k := heartbeatKey{from: from, group: wirespec.U64(f, wirespec.OffCommitGroup), view: wirespec.U32(f, wirespec.OffView)}
+		ts := wirespec.U64(f, wirespec.OffCommitTimestamp)
+		if last, ok := s.heartbeats[k]; ok && ts < last {
+			c.fail(Violation{Name: OffTheWire, Replicas: []uint8{from},
+				Detail: fmt.Sprintf("replica %d sent a Commit of group %d view %d with timestamp_monotonic %d after %d (wire.md 5.3: it only moves up)", from, k.group, k.view, ts, last)})
+			return
+		}
+		s.heartbeats[k] = ts
 	case wirespec.RequestPrepares:
 		s.ask(from, to, wirespec.RepairDone, f, wirespec.OffRPNonce, 0, asked{group: wirespec.U64(f, wirespec.OffRPGroup), fromOp: wirespec.U64(f, wirespec.OffRPFromOp)})
 	case wirespec.RepairDone, wirespec.RangeEvicted:
@@ -207,4 +229,30 @@ func (s *conformance) anyChunkAsked(from uint8, to int, nonce wirespec.U128, gro
 		}
 	}
 	return asked{}, false
+}
+
+// ToClient judges a frame replica r sends a client (a Reply or an
+// Eviction) by the checker's own wire.md.
+func (c *Checker) ToClient(nowNs int64, r uint8, frame []byte) {
+	c.nowNs = nowNs
+	if c.violation != nil {
+		return
+	}
+	if p := wirespec.CheckToClient(frame); p != nil {
+		c.fail(Violation{Name: OffTheWire, Replicas: []uint8{r},
+			Detail: fmt.Sprintf("replica %d sent a client a frame that breaks wire.md %s: %s", r, p.Rule, p.Detail)})
+	}
+}
+
+// FromClient judges a Request a client sends: the clients speak the
+// replica's codec, which wire.md binds as much as the replica's frames.
+func (c *Checker) FromClient(nowNs int64, client int, frame []byte) {
+	c.nowNs = nowNs
+	if c.violation != nil {
+		return
+	}
+	if p := wirespec.CheckFromClient(frame); p != nil {
+		c.fail(Violation{Name: OffTheWire,
+			Detail: fmt.Sprintf("client %d sent a Request that breaks wire.md %s (the codec encodes requests off the format): %s", client, p.Rule, p.Detail)})
+	}
 }

@@ -65,6 +65,7 @@ func (t clientNet) Dial(target int) workload.ConnID {
 }
 
 func (t clientNet) Send(c workload.ConnID, frame []byte) bool {
+	t.cn.c.Checker.FromClient(t.cn.c.Loop.Now(), t.cn.index, frame)
 	return t.cn.c.Net.Send(network.ConnID(c), t.cn.node, frame)
 }
 

@@ -530,6 +530,7 @@ func (t peerTransport) InFlight(c bus.ConnID) int {
 type clientTransport struct{ n *ReplicaNode }
 
 func (t clientTransport) Send(c replica.ConnID, frame []byte) bool {
+	t.n.c.Checker.ToClient(t.n.c.Loop.Now(), t.n.id, frame)
 	return t.n.c.Net.Send(network.ConnID(c), network.NodeID(t.n.id), frame)
 }
 

@@ -509,3 +509,121 @@ func uitoa(v uint64) string {
 	}
 	return string(b[i:])
 }
+
+// Client-plane offsets (wire.md 5.20).
+const (
+	OffReqClient    = 128
+	OffReqChecksum  = 144
+	OffReqRequest   = 168
+	OffReqOperation = 176
+	OffReqSession   = 184
+	OffReqCode      = 196
+	OffReqGroup     = 248
+
+	OffReplyRequestChecksum = 128
+	OffReplyContext         = 144
+	OffReplyClient          = 160
+	OffReplyOp              = 176
+	OffReplyCommit          = 184
+	OffReplyRequest         = 200
+	OffReplyOperation       = 208
+	OffReplyStatus          = 216
+
+	OffEvictClient     = 128
+	OffEvictVersion    = 144
+	OffEvictVersionMin = 148
+	OffEvictReason     = 255
+)
+
+// EvictionEmitted reports whether Iggy emits an eviction reason
+// (client-ops.md 6.6: 1, 4, 5, 7 and 9..15; never 2, 3, 6, 8).
+func EvictionEmitted(reason uint8) bool {
+	switch reason {
+	case 1, 4, 5, 7, 9, 10, 11, 12, 13, 14, 15:
+		return true
+	}
+	return false
+}
+
+// CheckToClient judges a frame a replica sends a client: a Reply or an
+// Eviction (wire.md 5.20, client-ops.md 6.6).
+func CheckToClient(f []byte) *Problem {
+	if len(f) < HeaderSize {
+		return problem("2 frame", "%d bytes, shorter than a header", len(f))
+	}
+	c := f[OffCommand]
+	if size := U32(f, OffSize); int(size) != len(f) {
+		return problem("2 size", "size %d for a frame of %d bytes", size, len(f))
+	}
+	if p := zero(f, 62, 128, "2 reserved_frame"); p != nil {
+		return p
+	}
+	switch c {
+	case Reply:
+		switch {
+		case Get128(f, OffReplyClient).IsZero():
+			return problem("5.20 Reply client", "a Reply for client 0")
+		case !validOperation(f[OffReplyOperation]):
+			return problem("5.20 Reply operation", "a Reply with operation %d, not defined", f[OffReplyOperation])
+		case !Get128(f, OffReplyContext).IsZero():
+			return problem("5.20 Reply context", "a Reply with context %s (0)", Get128(f, OffReplyContext))
+		}
+		if p := zero(f, 209, 216, "5.20 Reply padding"); p != nil {
+			return p
+		}
+		return zero(f, 220, 256, "5.20 Reply reserved")
+	case Eviction:
+		reason, version, vmin := f[OffEvictReason], U32(f, OffEvictVersion), U32(f, OffEvictVersionMin)
+		switch {
+		case len(f) != HeaderSize:
+			return problem("5.20 Eviction size", "an Eviction of %d bytes (256)", len(f))
+		case Get128(f, OffEvictClient).IsZero():
+			return problem("5.20 Eviction client", "an Eviction of client 0")
+		case !EvictionEmitted(reason):
+			return problem("client-ops 6.6 reason", "an Eviction with reason %d, which Iggy never emits", reason)
+		case reason != 14 && (version != 0 || vmin != 0):
+			return problem("5.20 Eviction window", "an Eviction for reason %d with a protocol window %d..%d (reason 14 only)", reason, vmin, version)
+		case reason == 14 && (vmin < 1 || vmin > version):
+			return problem("5.20 Eviction window", "an IncompatibleProtocol Eviction with window %d..%d (1 <= min <= max)", vmin, version)
+		}
+		return zero(f, 152, 255, "5.20 Eviction reserved")
+	}
+	return problem("4 command", "%s is not a frame a replica sends a client", CommandName(c))
+}
+
+// CheckFromClient judges a client's Request (wire.md 5.20): its ids, the
+// session rule of its operation, the request checksum its SDK stamps, and
+// its reserved bytes.
+func CheckFromClient(f []byte) *Problem {
+	if len(f) < HeaderSize {
+		return problem("2 frame", "%d bytes, shorter than a header", len(f))
+	}
+	if c := f[OffCommand]; c != Request {
+		return problem("4 command", "a client sent a %s", CommandName(c))
+	}
+	if size := U32(f, OffSize); int(size) != len(f) {
+		return problem("2 size", "size %d for a frame of %d bytes", size, len(f))
+	}
+	op, session, request := f[OffReqOperation], U64(f, OffReqSession), U64(f, OffReqRequest)
+	switch {
+	case Get128(f, OffReqClient).IsZero():
+		return problem("5.20 Request client", "a Request of client 0")
+	case op == 0 || !validOperation(op):
+		return problem("5.20 Request operation", "a Request with operation %d", op)
+	case op == 1 && (session != 0 || request != 0):
+		return problem("5.20 Request session", "a Register with session %d request %d (both 0)", session, request)
+	case op != 1 && op != 2 && (session == 0 || request == 0):
+		return problem("5.20 Request session", "operation %d with session %d request %d (both nonzero)", op, session, request)
+	}
+	if sum := Get128(f, OffReqChecksum); !sum.IsZero() && op != 2 && !IsPartitionOperation(op) && sum != BodySeal(f[HeaderSize:]) {
+		return problem("5.20 Request request_checksum", "request_checksum %s, its body seals to %s", sum, BodySeal(f[HeaderSize:]))
+	}
+	if p := zero(f, 177, 184, "5.20 Request padding"); p != nil {
+		return p
+	}
+	from := OffReqCode
+	if op == 2 {
+		from = OffReqCode + 4 // the command code of a NonReplicated request
+	}
+	return zero(f, from, 256, "5.20 Request reserved")
+}

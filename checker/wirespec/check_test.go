@@ -111,3 +111,35 @@ func TestBatch(t *testing.T) {
 		t.Errorf("a payload bit flipped: %v", p)
 	}
 }
+
+// Frames to and from clients: a reason Iggy never emits, a request whose
+// checksum is not its body's, and a Register with a session.
+func TestClientFrames(t *testing.T) {
+	evict := func(reason wire.EvictionReason) []byte {
+		x := wire.EvictionHeader{Client: wire.U128{Lo: 3}, Reason: reason}
+		return wire.BuildFrame(&x, nil)
+	}
+	if p := wirespec.CheckToClient(evict(wire.EvictionSessionTooLow)); p != nil {
+		t.Errorf("SessionTooLow: %v", p)
+	}
+	f := evict(wire.EvictionSessionTooLow)
+	f[wirespec.OffEvictReason] = 6
+	if p := wirespec.CheckToClient(f); p == nil || p.Rule != "client-ops 6.6 reason" {
+		t.Errorf("reason 6: %v", p)
+	}
+	req := func(op wire.Operation, session, request uint64, body []byte) []byte {
+		x := wire.RequestHeader{Client: wire.U128{Lo: 3}, Operation: op, Session: session, Request: request, RequestChecksum: wire.BodySeal(body)}
+		return wire.BuildFrame(&x, body)
+	}
+	if p := wirespec.CheckFromClient(req(wire.OperationCreateStream, 4, 1, []byte("s"))); p != nil {
+		t.Errorf("CreateStream: %v", p)
+	}
+	bad := req(wire.OperationCreateStream, 4, 1, []byte("s"))
+	bad[len(bad)-1] = 't'
+	if p := wirespec.CheckFromClient(bad); p == nil || p.Rule != "5.20 Request request_checksum" {
+		t.Errorf("another body: %v", p)
+	}
+	if p := wirespec.CheckFromClient(req(wire.OperationRegister, 4, 0, nil)); p == nil || p.Rule != "5.20 Request session" {
+		t.Errorf("a Register with a session: %v", p)
+	}
+}
