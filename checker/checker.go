@@ -96,6 +96,13 @@ type Checker struct {
 	// conf: what the frames sent so far promise, for the frames that
 	// answer them (conform.go).
 	conf conformance
+	// The liveness phase's promises (liveness.go): nil before it; and
+	// every replica's last metadata status and view.
+	quiet      *quietState
+	lastStatus []vsr.Status
+	lastView   []uint32
+	// incarnations: per replica, the crashes so far.
+	incarnations []uint64
 
 	violation *Violation
 	recent    [evidenceMax]noteEntry // a ring: event k at k % evidenceMax
@@ -162,6 +169,9 @@ func New(n int) *Checker {
 		nacks:           map[uint64][]nackRecord{},
 		adopted:         make([]adoptedLog, n),
 		pendingReplies:  make([]pendingReply, n),
+		lastStatus:      make([]vsr.Status, n),
+		lastView:        make([]uint32, n),
+		incarnations:    make([]uint64, n),
 
 		partitions:        map[uint64]*partitionLog{},
 		partitionPrepares: map[groupPrepareKey]wire.U128{},
@@ -256,6 +266,7 @@ func (c *Checker) Crashed(r uint8) {
 	c.note("replica %d crashed (or was frozen outside the liveness core)", r)
 	c.next[r] = 1
 	c.restarted[r] = true
+	c.incarnations[r]++
 	c.partitionsCrashed(r)
 	c.checkSegmentsAt(r)
 }
@@ -284,6 +295,9 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 		return
 	case replica.EventReplay:
 		c.replayed(e)
+		return
+	case replica.EventProbe:
+		c.quietProbe(e.Replica, e.Probe)
 		return
 	}
 	if e.Kind != replica.EventGroup {
@@ -325,10 +339,12 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 		c.sentView[r] = max(c.sentView[r], g.View)
 	case vsr.EventAcked:
 		c.ownAck(r, g)
+		c.quietOwnAck(r, g)
 	case vsr.EventReconciled:
 		c.reconciled(r, g.View, g.Op)
 	case vsr.EventStatus:
 		c.note("replica %d is %v in view %d (log_view %d, op %d, commit %d)", r, g.Status, g.View, g.LogView, g.Op, g.Commit)
+		c.quietStatus(r, g.Status, g.View)
 		if g.Status == vsr.StatusNormal && g.LogView == g.View {
 			c.wentNormal(r, g.LogView, g.Op)
 		}

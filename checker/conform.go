@@ -33,9 +33,10 @@ type conformance struct {
 }
 
 type heartbeatKey struct {
-	from  uint8
-	group uint64
-	view  uint32
+	from        uint8
+	incarnation uint64 // the counter starts at 0 at boot (correction 0.1)
+	group       uint64
+	view        uint32
 }
 
 type preparedFields struct {
@@ -121,7 +122,7 @@ func (c *Checker) conform(from uint8, to int, frame []byte) {
 		// wire.md 5.3 and correction 0.1: one counter per group that a
 		// primary only moves up (it counts broadcasts, sent or not, so
 		// the frames sent may skip values).
-		k := heartbeatKey{from: from, group: wirespec.U64(f, wirespec.OffCommitGroup), view: wirespec.U32(f, wirespec.OffView)}
+		k := heartbeatKey{from: from, incarnation: c.incarnations[from], group: wirespec.U64(f, wirespec.OffCommitGroup), view: wirespec.U32(f, wirespec.OffView)}
 		ts := wirespec.U64(f, wirespec.OffCommitTimestamp)
 		if last, ok := s.heartbeats[k]; ok && ts < last {
 			c.fail(Violation{Name: OffTheWire, Replicas: []uint8{from},

@@ -39,7 +39,10 @@ const (
 
 // Violation is one broken invariant with its evidence.
 type Violation struct {
-	Name     string
+	Name string
+	// Liveness: a promise only a quiet cluster is held to (liveness.go):
+	// the run fails as a liveness failure, named.
+	Liveness bool
 	Detail   string
 	AtNs     int64
 	Replicas []uint8

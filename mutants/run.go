@@ -304,8 +304,10 @@ func (r *Runner) campaign(ctx context.Context, bin string, limit time.Duration) 
 				v.Class = ClassPanic
 			case l.Result == "correctness":
 				v.Class = ClassNamed
+			case l.Result == "liveness" && strings.HasPrefix(l.Violation, "the core"):
+				v.Class = ClassStall // undiagnosed: what the core looked like when the budget ran out
 			case l.Result == "liveness":
-				v.Class = ClassStall
+				v.Class = ClassNamed // a promise of the quiet cluster, named where it broke
 			default:
 				v.Class = ClassError
 			}

@@ -334,7 +334,10 @@ func (n *ReplicaNode) boot(fresh bool) {
 	}
 	replica.Open(n.c.replicaConfig(n.id), env, fresh, func(r *replica.Replica, err error) {
 		if err != nil {
-			panic(fmt.Sprintf("sim: opening replica %d: %v", n.id, err))
+			// A correct replica opens every disk the fault model leaves
+			// it: this one stays down, and the checker names it.
+			n.c.Checker.OpenFailed(n.c.Loop.Now(), n.id, err)
+			return
 		}
 		if !n.up || n.incarnation != inc {
 			return // crashed while booting

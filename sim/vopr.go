@@ -127,6 +127,7 @@ func runVOPR(o Options, out Outputs, hook func(*Cluster)) (res Result) {
 		v.c.onPeerSent = func(from uint8, c network.ConnID, frame []byte) { v.frames.sent(v.c.Loop.Now(), from, c, frame) }
 	}
 	v.c.onPeerFrame = func(c network.ConnID, from, to uint8, frame []byte) {
+		v.c.Checker.Delivered(v.c.Loop.Now(), from, to, frame)
 		if g, ok := wire.GroupOf(frame); ok && g != wire.MetadataGroup {
 			v.res.PartitionFrames[wire.HeaderOf(frame).Command().SnakeName()]++
 		}
@@ -414,6 +415,9 @@ func (v *vopr) violated() bool {
 			v.res.ViolationAtNs = viol.AtNs
 		}
 		v.res.Outcome = Correctness
+		if viol.Liveness {
+			v.res.Outcome, v.res.Liveness = Liveness, LivenessFailed
+		}
 		v.res.Violation = viol.Error()
 		v.res.Evidence = v.c.Checker.Evidence()
 		return true
@@ -491,6 +495,7 @@ func (v *vopr) liveness() {
 		rn.Restart()
 	}
 	v.tr.liveness(v.core)
+	v.c.Checker.Quiet(v.c.Loop.Now(), v.core)
 	v.livenessStartNs, v.livenessStartCommits = v.c.Loop.Now(), v.c.Checker.Committed()
 	// The core must converge within the budget, and then settle (see
 	// settling).
@@ -516,6 +521,7 @@ func (v *vopr) liveness() {
 			break
 		}
 		v.runTick()
+		v.c.Checker.QuietTick(v.c.Loop.Now(), kernel.TickNs)
 		if v.violated() {
 			return
 		}

@@ -1,0 +1,211 @@
+package checker
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/iggy-vopr/vopr/checker/wirespec"
+	"github.com/iggy-vopr/vopr/replica/vsr"
+	"github.com/iggy-vopr/vopr/replica/wire"
+)
+
+// The promises a replica makes that only a quiet cluster can hold it to.
+// Once the liveness phase heals the core (Quiet), no frame between core
+// replicas is lost, so what a replica is told decides what it does next;
+// a stall then has a first event where a replica was told enough and did
+// not act, and the checker names it there instead of leaving the run to
+// end as "the core did not converge".
+
+// Names of the liveness promises.
+const (
+	// QuorumNotCommitted: a Normal primary held its own acknowledgement
+	// and a replication quorum's PrepareOks of the next op to commit, and
+	// did not commit it.
+	QuorumNotCommitted = "acknowledged by a quorum, not committed"
+)
+
+// quietTicksGrace: how long a promise may take once it is due (frames are
+// handled within the tick they arrive in; a few ticks spare the order of
+// events within one).
+const quietTicksGrace = 3
+
+// quietAck is what the checker knows of one op in one view of a primary:
+// the identity its own acknowledgement named, the replicas whose
+// acknowledgements reached it, and since when they make a quorum.
+type quietAck struct {
+	identity wire.U128
+	acks     uint64
+	quorumNs int64 // 0 until a quorum
+}
+
+type quietKey struct {
+	view uint32
+	op   uint64
+}
+
+// quietState is the liveness phase's bookkeeping (nil before it).
+type quietState struct {
+	core   []bool
+	status []vsr.Status // the metadata group's, by replica, as last reported
+	view   []uint32
+	acks   map[quietKey]*quietAck // looked up only
+}
+
+// Quiet tells the checker the liveness phase began: faults are off, and
+// the replicas core marks are healed and connected.
+func (c *Checker) Quiet(nowNs int64, core []bool) {
+	c.nowNs = nowNs
+	q := &quietState{core: append([]bool(nil), core...), status: make([]vsr.Status, c.replicas),
+		view: make([]uint32, c.replicas), acks: map[quietKey]*quietAck{}}
+	copy(q.status, c.lastStatus)
+	copy(q.view, c.lastView)
+	c.quiet = q
+}
+
+// quorumReplication is wire.md 11's quorum_replication for n replicas.
+func quorumReplication(n int) int {
+	if n == 2 {
+		return 2
+	}
+	return min((n+1)/2, 3)
+}
+
+// quietOwnAck: a primary counted its own acknowledgement (EventAcked).
+func (c *Checker) quietOwnAck(r uint8, g vsr.Event) {
+	if c.quiet == nil || g.Group != wire.MetadataGroup {
+		return
+	}
+	k := quietKey{g.View, g.Op}
+	a := c.quiet.acks[k]
+	if a == nil {
+		a = &quietAck{}
+		c.quiet.acks[k] = a
+	}
+	a.identity = g.Header.Checksum()
+	c.quietCount(a, r)
+}
+
+// Delivered tells the checker a frame reached replica to from replica
+// from (before to handles it).
+func (c *Checker) Delivered(nowNs int64, from, to uint8, frame []byte) {
+	q := c.quiet
+	if q == nil || c.violation != nil || len(frame) < wire.HeaderSize || frame[wirespec.OffCommand] != wirespec.PrepareOk {
+		return
+	}
+	c.nowNs = nowNs
+	if wirespec.U64(frame, wirespec.OffPrepareOkGroup) != wire.MetadataGroup || int(to) >= c.replicas || !q.core[from] {
+		return
+	}
+	view := wirespec.U32(frame, wirespec.OffView)
+	if int(view)%c.replicas != int(to) {
+		return
+	}
+	k := quietKey{view, wirespec.U64(frame, wirespec.OffPrepareOkOp)}
+	a := q.acks[k]
+	if a == nil {
+		a = &quietAck{}
+		q.acks[k] = a
+	}
+	id := wirespec.Get128(frame, wirespec.OffPrepareOkChecksum)
+	if a.identity.IsZero() || (wire.U128{Lo: id.Lo, Hi: id.Hi}) == a.identity {
+		if a.identity.IsZero() {
+			a.identity = wire.U128{Lo: id.Lo, Hi: id.Hi}
+		}
+		c.quietCount(a, from)
+	}
+}
+
+func (c *Checker) quietCount(a *quietAck, r uint8) {
+	a.acks |= 1 << r
+	if a.quorumNs == 0 && bits.OnesCount64(a.acks) >= quorumReplication(c.replicas) {
+		a.quorumNs = c.nowNs
+	}
+}
+
+// quietStatus follows a replica's metadata status.
+func (c *Checker) quietStatus(r uint8, s vsr.Status, view uint32) {
+	c.lastStatus[r], c.lastView[r] = s, view
+	if c.quiet != nil {
+		c.quiet.status[r], c.quiet.view[r] = s, view
+	}
+}
+
+// QuietTick checks the quiet cluster's promises that came due: a Normal
+// core primary whose next op to commit has its own acknowledgement and a
+// quorum's, for more than the grace, broke one.
+func (c *Checker) QuietTick(nowNs, tickNs int64) {
+	q := c.quiet
+	if q == nil || c.violation != nil {
+		return
+	}
+	c.nowNs = nowNs
+	for r := 0; r < c.replicas; r++ {
+		view := q.view[r]
+		if !q.core[r] || q.status[r] != vsr.StatusNormal || int(view)%c.replicas != r {
+			continue
+		}
+		op := c.next[r]
+		a := q.acks[quietKey{view, op}]
+		if a == nil || a.quorumNs == 0 || a.acks&(1<<r) == 0 || nowNs-a.quorumNs <= quietTicksGrace*tickNs {
+			continue
+		}
+		c.fail(Violation{Name: QuorumNotCommitted, Liveness: true, Replicas: []uint8{uint8(r)}, Ops: []uint64{op},
+			Detail: fmt.Sprintf("replica %d, the Normal primary of view %d, has held its own and %d replicas' acknowledgements of op %d %s (replicas %s) since %.6f s, a replication quorum of %d, and has not committed it",
+				r, view, bits.OnesCount64(a.acks)-1, op, a.identity, replicaSet(a.acks, c.replicas), float64(a.quorumNs)/1e9, quorumReplication(c.replicas))})
+		return
+	}
+}
+
+func replicaSet(mask uint64, n int) string {
+	s := "{"
+	for i := 0; i < n; i++ {
+		if mask&(1<<i) != 0 {
+			if len(s) > 1 {
+				s += ","
+			}
+			s += fmt.Sprint(i)
+		}
+	}
+	return s + "}"
+}
+
+// OpenRefused names a replica that could not open its own disk: the fault
+// model never leaves a disk a correct replica cannot open (the superblock
+// is read by quorum, a damaged journal slot is repaired from its peers).
+const OpenRefused = "disk refused at recovery"
+
+// OpenFailed tells the checker replica r's restart failed to open its disk
+// with err.
+func (c *Checker) OpenFailed(nowNs int64, r uint8, err error) {
+	c.nowNs = nowNs
+	own := "the checker's own reading of its superblock fails too"
+	if c.disks != nil {
+		if view, logView, derr := c.disks.DurableView(r); derr == nil {
+			own = fmt.Sprintf("the checker's own reading of its superblock finds view %d log_view %d", view, logView)
+		} else {
+			own += ": " + derr.Error()
+		}
+	}
+	c.fail(Violation{Name: OpenRefused, Replicas: []uint8{r},
+		Detail: fmt.Sprintf("replica %d could not open its disk: %v (%s)", r, err, own)})
+}
+
+// quietProbe judges a replica's probe in the quiet cluster: with every
+// fault off, a state transfer's artifact that fails its checksum or does
+// not decode was served or read wrong (the checkpoints served are checked
+// against the model as they are written).
+func (c *Checker) quietProbe(r uint8, probe string) {
+	if c.quiet == nil || !c.quiet.core[r] || c.violation != nil {
+		return
+	}
+	switch probe {
+	case "state transfer failed: an artifact does not decode", "state transfer retried: an artifact failed its checksum",
+		"partition state transfer failed: an artifact does not decode", "partition state transfer retried: an artifact failed its checksum":
+		c.fail(Violation{Name: TransferRefused, Liveness: true, Replicas: []uint8{r},
+			Detail: fmt.Sprintf("replica %d, in the healed core (no fault on the wire or its disk), reports %q", r, probe)})
+	}
+}
+
+// TransferRefused: a state transfer in a quiet cluster failed on its own
+// artifacts.
+const TransferRefused = "state transfer refused its own artifacts"

@@ -1,0 +1,64 @@
+package checker_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/iggy-vopr/vopr/checker"
+	"github.com/iggy-vopr/vopr/replica"
+	"github.com/iggy-vopr/vopr/replica/vsr"
+)
+
+const tickNs = 10_000_000
+
+// In the quiet cluster a primary holding its own and a quorum's
+// acknowledgements of its next op commits it; one that sits on them is
+// named.
+func TestQuorumNotCommitted(t *testing.T) {
+	for _, bad := range []bool{false, true} {
+		f, cls := started(t, 3, 1)
+		f.c.Quiet(f.tick(), []bool{true, true, true})
+		a := f.invoke(cls[0], createStream("a"))
+		p := f.propose(a)
+		f.group(0, vsr.Event{Kind: vsr.EventAcked, View: 0, Op: p.op(), Header: p.header})
+		f.c.Delivered(f.tick(), 1, 0, prepareOk(0, 1, p))
+		if !bad {
+			f.commitPrep(0, p)
+		}
+		f.at(f.now + 10*tickNs)
+		f.c.QuietTick(f.now, tickNs)
+		if bad {
+			v := wantViolation(t, f, checker.QuorumNotCommitted)
+			if !v.Liveness {
+				t.Fatal("a promise of the quiet cluster is not marked liveness")
+			}
+			continue
+		}
+		wantPass(t, f)
+	}
+}
+
+// A replica that cannot open its disk is named (the fault model leaves no
+// disk a correct replica cannot open).
+func TestOpenRefused(t *testing.T) {
+	f, _ := started(t, 3, 1)
+	f.c.OpenFailed(f.tick(), 2, errors.New("journal: no trustworthy superblock"))
+	wantViolation(t, f, checker.OpenRefused)
+}
+
+// In the quiet cluster a state transfer whose artifact does not decode
+// read or served it wrong.
+func TestTransferRefused(t *testing.T) {
+	for _, quiet := range []bool{false, true} {
+		f, _ := started(t, 3, 1)
+		if quiet {
+			f.c.Quiet(f.tick(), []bool{true, true, true})
+		}
+		f.c.Replica(f.tick(), replica.Event{Kind: replica.EventProbe, Replica: 1, Probe: "state transfer failed: an artifact does not decode"})
+		if quiet {
+			wantViolation(t, f, checker.TransferRefused)
+			continue
+		}
+		wantPass(t, f)
+	}
+}
