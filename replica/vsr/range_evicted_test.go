@@ -100,3 +100,51 @@ func TestMemJournalPurge(t *testing.T) {
 	}()
 	j.Purge(5)
 }
+
+// TestAppliedButNotHeldIsEvicted: on a partition plane, a backup asked
+// for ops it applied but no longer holds (a state transfer installed them,
+// or its memory journal restarted empty) answers RangeEvicted at the first
+// op it holds, so the asker turns to a state transfer, instead of a
+// RepairDone with nothing, which sent every replica asking every other
+// forever (VOPR seed 22354).
+func TestAppliedButNotHeldIsEvicted(t *testing.T) {
+	c := newCluster(t, 3, 71)
+	c.plane = func(r *replica) Plane { return &testPlane{r: r} }
+	for _, r := range c.replicas {
+		r.start(true)
+	}
+	commitEverywhere(t, c, 1, 4)
+	r1 := c.replicas[1]
+	if r1.group.IsPrimary() || r1.group.CommitMin() < 4 {
+		t.Fatalf("r1: primary %v, commit_min %d", r1.group.IsPrimary(), r1.group.CommitMin())
+	}
+	for op := uint64(1); op <= 2; op++ {
+		delete(r1.journal.frames, op) // applied, not held
+	}
+	var answers []wire.Command
+	var evictedAt uint64
+	c.observe = func(m message) {
+		if m.from != 1 || m.to != 2 {
+			return
+		}
+		switch h := wire.HeaderOf(m.frame); h.Command() {
+		case wire.CommandRangeEvicted:
+			var x wire.RepairRangeHeader
+			x.Decode(h)
+			evictedAt = x.Op
+			fallthrough
+		case wire.CommandRepairDone, wire.CommandRepairPrepare:
+			answers = append(answers, h.Command())
+		}
+	}
+	rp := wire.RequestPreparesHeader{Prefix: wire.Prefix{Cluster: wire.ClusterID("vsr-test"), Replica: 2},
+		Nonce: wire.U128{Lo: 9, Hi: 1}, FromOp: 1, ToOp: 4, Group: r1.group.cfg.Group}
+	r1.group.Receive(2, wire.BuildFrame(&rp, nil))
+	c.settle()
+	if len(answers) == 0 || answers[0] != wire.CommandRangeEvicted || evictedAt != 3 {
+		t.Fatalf("r1 answered %v (RangeEvicted at %d), want RangeEvicted at op 3 first", answers, evictedAt)
+	}
+	if c.probes["repair: ops applied but not held answered as evicted"] == 0 {
+		t.Fatalf("the probe did not fire (probes %v)", c.probes)
+	}
+}

@@ -262,6 +262,26 @@ func (g *Group) onRequestPrepares(asker uint8, h *wire.Header) {
 		g.probe("repair: the primary cannot vouch for ops an install skipped")
 		retained = g.vouchedFrom
 	}
+	if g.deps.Plane != nil && first >= retained && first <= g.commitMin {
+		// A partition plane's memory journal holds no frame for an op it
+		// applied through a state transfer (or replayed from its segment
+		// log after a restart) while RetainedFrom still says 1: for the
+		// asker those ops are as good as evicted, and only a RangeEvicted
+		// sends it to a state transfer. Answering RepairDone with nothing
+		// left every replica asking every other forever, the one that
+		// had installed the state included (VOPR seed 22354).
+		lowest, top := first, min(g.commitMin, to)
+		for lowest <= top {
+			if _, held := g.deps.Journal.Frame(lowest); held {
+				break
+			}
+			lowest++
+		}
+		if lowest > first {
+			g.probe("repair: ops applied but not held answered as evicted")
+			retained = lowest
+		}
+	}
 	if first < retained {
 		// The oldest op retained is also "one past the scanned range" when
 		// none of it is retained: max(from_op, retained, to_op+1) is
