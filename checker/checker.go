@@ -101,6 +101,9 @@ type Checker struct {
 	quiet      *quietState
 	lastStatus []vsr.Status
 	lastView   []uint32
+	// table: the client table model (clienttable.go); nil until
+	// SetClientTableCapacity.
+	table *tableModel
 	// incarnations: per replica, the crashes so far.
 	incarnations []uint64
 
@@ -277,7 +280,11 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 	if c.violation != nil {
 		return
 	}
+	c.tableEvent(e.Replica, e)
 	switch e.Kind {
+	case replica.EventEviction:
+		c.evicted(e)
+		return
 	case replica.EventCheckpoint:
 		c.checkpointed(e.Replica, e.Op, e.Frame)
 		return
@@ -313,6 +320,7 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 		c.note("replica %d committed op %d %s", r, g.Op, g.Header.Checksum())
 		c.commit(r, g.Header, g.Body)
 		c.checkBuiltReply(r, g.Op)
+		c.tableCommitted(r, g.Op)
 	case vsr.EventPrepared:
 		c.note("replica %d prepared op %d in view %d %s", r, g.Op, g.View, g.Header.Checksum())
 		k := prepareKey{g.View, g.Op}
@@ -462,6 +470,7 @@ func (c *Checker) firstCommit(r uint8, p wire.PrepareHeader, h wire.Header, body
 	}
 	body = append([]byte(nil), body...)
 	reply := refmodel.Reply(p, c.model.Apply(p, body))
+	c.table.apply(&p)
 	c.canon = append(c.canon, committed{header: h, reply: reply, invokedMax: invokedMax, firstReplica: r, firstNs: c.nowNs, firstView: p.View})
 	if c.checkpointInterval > 0 && p.Op%c.checkpointInterval == 0 {
 		c.checkpointViews[p.Op] = c.model.View()
@@ -556,6 +565,17 @@ func (c *Checker) Complete(done workload.Completion) {
 	if r.Operation == wire.OperationNonReplicated {
 		if inv, ok := c.invocations[requestKey{done.ClientID, done.Request}]; ok && inv.inv.Code == pollMessagesCode {
 			c.pollReply(done, &r)
+		}
+		return
+	}
+	if r.Operation == wire.OperationLogout && r.Op == 0 && c.table != nil {
+		// The empty success of a no-op Logout: the session was gone
+		// already (client-ops.md 5.2 [shell]), so nothing committed.
+		inv, ok := c.invocations[requestKey{done.ClientID, done.Request}]
+		if epoch, present := c.table.sessionAt(done.ClientID, uint64(len(c.canon))); ok && present && epoch == inv.inv.Session {
+			c.fail(Violation{Name: WrongReply,
+				Detail: fmt.Sprintf("client %s request %d (Logout of session %d) got the empty success of a no-op, and the session is live in the client table",
+					done.ClientID, done.Request, epoch)})
 		}
 		return
 	}

@@ -29,7 +29,7 @@ type ClientNode struct {
 func newClientNode(c *Cluster, node network.NodeID, index int, mix *workload.Mix, requests, timeoutTicks, thinkTicks int) *ClientNode {
 	cn := &ClientNode{c: c, node: node, index: index}
 	cn.wl = workload.New(workload.Config{Index: index, Replicas: c.Options.Replicas, Requests: requests,
-		TimeoutTicks: timeoutTicks, Rand: c.Streams.Stream(fmt.Sprintf("client.%d", index)), Mix: mix, ThinkTicks: thinkTicks},
+		TimeoutTicks: timeoutTicks, Rand: c.Streams.Stream(fmt.Sprintf("client.%d", index)), Mix: mix, ThinkTicks: thinkTicks, LogoutProbability: c.Options.ClientLogoutProbability},
 		clientNet{cn}, c)
 	c.Net.AddNode(node, false, cn)
 	cn.ticker = kernel.NewTicker(c.Loop, int32(node), cn.wl.Tick)

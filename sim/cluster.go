@@ -39,6 +39,8 @@ type ClusterOptions struct {
 	// ClientThinkTicks is how long a client waits after a request completes
 	// before its next (0: at once).
 	ClientThinkTicks int
+	// ClientLogoutProbability: see Options.LogoutProbability.
+	ClientLogoutProbability float64
 	// RotationWindow gives the replicas the old and new shared secrets in
 	// both orders, as in the middle of a key rotation (needs Auth).
 	RotationWindow bool
@@ -142,6 +144,7 @@ func NewCluster(o ClusterOptions) *Cluster {
 		Partitions: l.Partitions}
 	c.Checker.SetMetadataLimits(c.metadataLimits)
 	c.Checker.SetCheckpointInterval(cfg0.CheckpointIntervalOps())
+	c.Checker.SetClientTableCapacity(cfg0.Profile.ClientTableMax)
 	for i := range o.Replicas {
 		n := &ReplicaNode{c: c, id: uint8(i), conns: map[network.ConnID]connKind{}}
 		n.clock = kernel.DrawClock(c.Streams.Stream(fmt.Sprintf("clock.%d", i)), o.ClockOffsetMaxNs, o.ClockDriftMaxPPB)

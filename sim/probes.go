@@ -54,6 +54,7 @@ func ProbeCatalogue() []Probe {
 		// The consensus core (replica/vsr), both planes.
 		{Name: "DoViewChange reports headers that do not chain as unknown", Meaning: "a vote's suffix had headers off the hash chain: they are taken as unknown", Scenario: famRollback},
 		{Name: "RangeEvicted sent", Meaning: "a repair asked for ops below the journal's retained floor", Scenario: famRing},
+		{Name: "repair: ops applied but not held answered as evicted", Meaning: "a partition replica asked for ops it applied but its memory journal no longer holds answered RangeEvicted (VOPR seed 22354)", Scenario: famRing},
 		{Name: "StartView without headers", Meaning: "a StartView named an op above commit_min but carried no headers: a full one is asked for", Scenario: famPartition},
 		{Name: "StartView below commit_min skipped", Meaning: "a StartView of our log_view below commit_min was skipped (consensus.md correction 5)", Scenario: famCrash},
 		{Name: "acks held until the view is durable", Meaning: "a backup held its acks while its log_view was only in memory (trap: ungated acks)", Scenario: famAny},

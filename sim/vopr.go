@@ -27,6 +27,7 @@ func clusterOptions(o Options) ClusterOptions {
 	c := DefaultClusterOptions(o.Seed, o.Replicas, o.Clients)
 	c.Requests = o.Requests
 	c.ClientThinkTicks = o.ThinkTicks
+	c.ClientLogoutProbability = o.LogoutProbability
 	c.Sends = o.Sends
 	c.FlushMessages = o.FlushMessages
 	c.EvictedRing = o.EvictedRing

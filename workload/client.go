@@ -37,6 +37,10 @@ type Config struct {
 	Rand *rand.Rand
 	// Mix draws the requests; nil: only Submit'ted ops are sent.
 	Mix *Mix
+	// LogoutProbability: per request drawn from the Mix, the chance the
+	// client logs out instead; once its Logout is answered it registers
+	// again under a fresh id, as the SDK re-logs in (client-ops.md 6.1).
+	LogoutProbability float64
 	// ThinkTicks is how long the client waits after a request completes
 	// before it starts the next (0: at once): a long run's clients spread
 	// their requests over its tick budget (EndThinking stops it).
@@ -57,6 +61,7 @@ type inFlight struct {
 	ticks    int // ticks since the last send
 	attempts int
 	register bool
+	logout   bool // a Logout: once answered, the client takes a fresh id
 	// link: the read link the request goes out on (links.go), nil for the
 	// home session; read: the read a link's Register is for.
 	link *readLink
@@ -104,6 +109,7 @@ type Client struct {
 
 	// Counters.
 	Evictions  int
+	Logouts    int // Logouts answered (the client then registered a fresh id)
 	Timeouts   int
 	Transients int // requests answered TransientNotAccepted or TransientNotCommitted
 	// thinkLeft: ticks to wait before the next request (Config.ThinkTicks).
@@ -312,6 +318,9 @@ func (c *Client) next() {
 			return
 		}
 		p.inv = Invocation{Operation: op.Operation, Code: op.Code, Body: op.Body}
+	case c.cfg.Mix != nil && c.sent < c.cfg.Requests && c.cfg.LogoutProbability > 0 && c.cfg.Rand.Float64() < c.cfg.LogoutProbability:
+		p.inv = Invocation{Operation: wire.OperationLogout}
+		p.logout = true
 	case c.cfg.Mix != nil && c.sent < c.cfg.Requests:
 		op := c.cfg.Mix.Next()
 		if isRead(op) && c.read(op) {
@@ -332,6 +341,9 @@ func (c *Client) next() {
 		Operation: p.inv.Operation, RequestChecksum: p.inv.Checksum, CommandCode: p.inv.Code}
 	p.frame = wire.BuildFrame(&h, p.inv.Body)
 	p.route = routeOf(p.inv)
+	if p.logout {
+		c.sent-- // a Logout is not one of the Requests the client was given
+	}
 	c.pending = &p
 	c.rec.Invoke(p.inv)
 	if !c.followRoute(p.route) {
@@ -456,6 +468,13 @@ func (c *Client) Received(conn ConnID, frame []byte) {
 		c.pending = nil
 		if !p.register {
 			c.thinkLeft = c.cfg.ThinkTicks
+		}
+		if p.logout && kind == Replied {
+			// The session is over: the next request registers a fresh
+			// id, as the SDK's re-login does.
+			c.Logouts++
+			c.newIdentity()
+			c.bound = false
 		}
 		c.next()
 	case wire.CommandEviction:

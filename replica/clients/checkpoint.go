@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -19,15 +20,20 @@ var ErrCheckpoint = errors.New("clients: malformed checkpoint client table")
 // MessagePack value of the metadata snapshot's client_table field:
 //
 //	[capacity u32, [entry...]]
-//	entry = [slot u32, client bin16, epoch u64, user_id u32,
+//	entry = [client bin16, epoch u64, user_id u32,
 //	         watermark u64, watermark_checksum bin16, reply bin]
 //
-// entries in slot order, u128s as 16 little-endian bytes, integers in their
-// field's width. Only each entry's newest reply survives a checkpoint
-// (client-ops.md 6.4): a retry of an older request after a restart from it
-// gets RequestAlreadyApplied. Slots are kept, not compacted, so a table
-// restored from a checkpoint evicts and allocates as the one it was taken
-// from (DEVIATIONS.md 60).
+// entries in client id order (u128, high half first), u128s as 16
+// little-endian bytes, integers in their field's width. Only each entry's
+// newest reply survives a checkpoint (client-ops.md 6.4): a retry of an
+// older request after a restart from it gets RequestAlreadyApplied.
+//
+// The slots are not kept: a slot is unobservable (a full table evicts by
+// the oldest newest reply, and no two entries share that op), and a
+// replica that installed a state transfer's ICT2 (wire.md 8.3: slot order,
+// compacted) holds its entries in other slots than one that applied the
+// log, so a checkpoint that kept them differed between replicas at the
+// same op once a Logout had left a hole (issue 26, DEVIATIONS.md 60).
 func (t *Table) EncodeCheckpoint() []byte {
 	var buf bytes.Buffer
 	e := msgpack.NewEncoder(&buf)
@@ -45,12 +51,8 @@ func (t *Table) EncodeCheckpoint() []byte {
 	must(e.EncodeArrayLen(2))
 	must(e.EncodeUint32(uint32(len(t.slots))))
 	must(e.EncodeArrayLen(len(t.index)))
-	for slot, en := range t.slots {
-		if en == nil {
-			continue
-		}
-		must(e.EncodeArrayLen(7))
-		must(e.EncodeUint32(uint32(slot)))
+	for _, en := range t.byClient() {
+		must(e.EncodeArrayLen(6))
 		u128(en.client)
 		must(e.EncodeUint64(en.epoch))
 		must(e.EncodeUint32(en.user))
@@ -90,16 +92,12 @@ func DecodeCheckpoint(b []byte, capacity int) (*Table, error) {
 		return wire.U128{Lo: binary.LittleEndian.Uint64(v[:8]), Hi: binary.LittleEndian.Uint64(v[8:])}, nil
 	}
 	t := New(capacity)
-	prev := -1
+	var prev wire.U128
 	for i := range n {
-		if k, err := d.DecodeArrayLen(); err != nil || k != 7 {
-			return fail("entry %d: want an array of 7, got %d (%v)", i, k, err)
+		slot := i
+		if k, err := d.DecodeArrayLen(); err != nil || k != 6 {
+			return fail("entry %d: want an array of 6, got %d (%v)", i, k, err)
 		}
-		slot, err := d.DecodeUint32()
-		if err != nil || int(slot) <= prev || int(slot) >= capacity {
-			return fail("entry %d: slot %d after %d in a table of %d (%v)", i, slot, prev, capacity, err)
-		}
-		prev = int(slot)
 		en := &entry{ring: make([]cached, 0, RingCapacity)}
 		var errs [6]error
 		en.client, errs[0] = u128()
@@ -115,6 +113,10 @@ func DecodeCheckpoint(b []byte, capacity int) (*Table, error) {
 		if en.client.IsZero() {
 			return fail("entry %d: client id 0", i)
 		}
+		if i > 0 && !lessU128(prev, en.client) {
+			return fail("entry %d: client %s after %s (ascending client ids)", i, en.client, prev)
+		}
+		prev = en.client
 		if _, dup := t.index[en.client]; dup {
 			return fail("entry %d: client %s twice", i, en.client)
 		}
@@ -125,7 +127,7 @@ func DecodeCheckpoint(b []byte, capacity int) (*Table, error) {
 		en.ring = append(en.ring, c)
 		en.latestCommit = c.commit
 		t.slots[slot] = en
-		t.index[en.client] = int(slot)
+		t.index[en.client] = slot
 	}
 	if rd.Len() != 0 {
 		return fail("%d bytes after the table", rd.Len())
@@ -148,3 +150,25 @@ func checkpointReply(reply []byte) (wire.ReplyHeader, cached, bool) {
 	}
 	return h, cached{frame: append([]byte(nil), reply...), request: h.Request, commit: h.Commit, checksum: h.RequestChecksum}, true
 }
+
+// byClient returns the entries in client id order.
+func (t *Table) byClient() []*entry {
+	es := make([]*entry, 0, len(t.index))
+	for _, e := range t.slots {
+		if e != nil {
+			es = append(es, e)
+		}
+	}
+	slices.SortFunc(es, func(a, b *entry) int {
+		switch {
+		case lessU128(a.client, b.client):
+			return -1
+		case lessU128(b.client, a.client):
+			return 1
+		}
+		return 0
+	})
+	return es
+}
+
+func lessU128(a, b wire.U128) bool { return a.Hi < b.Hi || a.Hi == b.Hi && a.Lo < b.Lo }

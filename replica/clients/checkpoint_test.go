@@ -17,7 +17,7 @@ func TestCheckpointKeepsTheNewestReply(t *testing.T) {
 	tb.CommitRegister(0, registerReply(b, 2, 0))
 	tb.CommitRequest(requestReply(a, 3, 1, sum(1)))
 	tb.CommitRequest(requestReply(a, 4, 2, sum(2)))
-	tb.CommitLogout(b) // slot 1 is free: the restored table must keep a in slot 0 and leave 1 free
+	tb.CommitLogout(b) // slot 1 is free; c takes it, and the checkpoint keeps no slots
 	c := client(3)
 	tb.CommitRegister(0, registerReply(c, 5, 0))
 	enc := tb.EncodeCheckpoint()

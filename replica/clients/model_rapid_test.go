@@ -2,6 +2,8 @@ package clients
 
 import (
 	"bytes"
+	"cmp"
+	"slices"
 	"testing"
 
 	"github.com/iggy-vopr/vopr/replica/wire"
@@ -187,11 +189,23 @@ func TestPropertyTableMatchesModel(t *testing.T) {
 					t.Fatalf("checkpoint round trip: %v", err)
 				}
 				tb = back
+				// The checkpoint keeps no slots: the entries come back in
+				// client id order, from slot 0.
+				var kept []*mEntry
 				for _, e := range m.slots {
 					if e != nil {
 						e.ring = e.ring[len(e.ring)-1:]
+						kept = append(kept, e)
 					}
 				}
+				slices.SortFunc(kept, func(a, b *mEntry) int {
+					if a.client.Hi != b.client.Hi {
+						return cmp.Compare(a.client.Hi, b.client.Hi)
+					}
+					return cmp.Compare(a.client.Lo, b.client.Lo)
+				})
+				clear(m.slots)
+				copy(m.slots, kept)
 			case 0, 1: // Register
 				user := uint32(rapid.IntRange(0, 1).Draw(t, "user"))
 				v := tb.CheckRequest(register(c, user))
