@@ -221,13 +221,22 @@ func runMutants(args []string, stdout *checkedWriter, stderr io.Writer, e env) i
 		for i := range census.Mutants {
 			byID[census.Mutants[i].ID] = &census.Mutants[i]
 		}
+		missing := 0
 		for _, id := range c.ids {
 			m := byID[id]
 			if m == nil {
+				// An id from an older tree: say so, judge the rest.
 				fmt.Fprintf(stderr, "vopr mutants: -mutant %s: no such mutant in -pkg %s (excluded, or the code changed; -list prints the ids)\n", id, c.pkg)
-				return 2
+				missing++
+				continue
 			}
 			sample = append(sample, *m)
+		}
+		if len(sample) == 0 {
+			return 2
+		}
+		if missing > 0 {
+			fmt.Fprintf(stdout, "%d of the %d ids given are not mutants of this tree: skipped\n", missing, len(c.ids))
 		}
 	} else {
 		if !c.seedSet {
