@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/iggy-vopr/vopr/checker/refmodel"
+	"github.com/iggy-vopr/vopr/checker/wirespec"
 	"github.com/iggy-vopr/vopr/replica"
 	"github.com/iggy-vopr/vopr/replica/vsr"
 	"github.com/iggy-vopr/vopr/replica/wire"
@@ -323,6 +324,11 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 		c.tableCommitted(r, g.Op)
 	case vsr.EventPrepared:
 		c.note("replica %d prepared op %d in view %d %s", r, g.Op, g.View, g.Header.Checksum())
+		if p := wirespec.CheckPrepareHeader(g.Header[:]); p != nil {
+			c.fail(Violation{Name: OffTheWire, Replicas: []uint8{r}, Ops: []uint64{g.Op},
+				Detail: fmt.Sprintf("replica %d built a prepare of op %d whose header breaks wire.md %s: %s", r, g.Op, p.Rule, p.Detail)})
+			return
+		}
 		k := prepareKey{g.View, g.Op}
 		id := g.Header.Checksum()
 		if prev, ok := c.prepares[k]; ok && prev != id {

@@ -190,24 +190,24 @@ func (c *Checker) OpenFailed(nowNs int64, r uint8, err error) {
 		Detail: fmt.Sprintf("replica %d could not open its disk: %v (%s)", r, err, own)})
 }
 
-// quietProbe judges a replica's probe in the quiet cluster: with every
-// fault off, a state transfer's artifact that passed its checksum and does
-// not decode was served or read wrong (the checkpoints served are checked
-// against the model as they are written).
+// quietProbe judges a replica's probe: a state transfer's artifact that
+// passed its manifest's checksum and does not decode was read wrong, in any
+// phase (a chunk corrupted in flight, or a sector that rotted under the
+// server's checkpoint, fails the checksum instead; the checkpoints served
+// are checked against the model as they are written). Never seen in a
+// clean campaign.
 func (c *Checker) quietProbe(r uint8, probe string) {
-	if c.quiet == nil || !c.quiet.core[r] || c.violation != nil {
+	if c.violation != nil {
 		return
 	}
 	switch probe {
 	case "state transfer failed: an artifact does not decode", "partition state transfer failed: an artifact does not decode":
-		// Not "an artifact failed its checksum": a server's sector that rotted
-		// before the heal can serve bytes its manifest does not seal, and the
-		// asker then rightly retries.
-		c.fail(Violation{Name: TransferRefused, Liveness: true, Replicas: []uint8{r},
-			Detail: fmt.Sprintf("replica %d, in the healed core (no fault on the wire or its disk), reports %q", r, probe)})
+		// Not "an artifact failed its checksum": that is what faults do.
+		c.fail(Violation{Name: TransferRefused, Replicas: []uint8{r},
+			Detail: fmt.Sprintf("replica %d reports %q: an artifact that its manifest's checksum vouches for, and that the checker read as its model's state when it was checkpointed", r, probe)})
 	}
 }
 
-// TransferRefused: a state transfer in a quiet cluster failed on its own
-// artifacts.
+// TransferRefused: a state transfer refused an artifact its checksum
+// vouches for.
 const TransferRefused = "state transfer refused its own artifacts"

@@ -306,8 +306,26 @@ func checkForwardIDs(f []byte, offClient, offNonce int, sender uint8, own bool, 
 	return nil
 }
 
+// CheckPrepareHeader judges a prepare's header alone (a primary's newly
+// built prepare, as its event reports it, before any frame leaves): every
+// rule of wire.md 5.1 but the body's.
+func CheckPrepareHeader(h []byte) *Problem {
+	if len(h) < HeaderSize {
+		return problem("2 frame", "%d bytes, shorter than a header", len(h))
+	}
+	if h[OffCommand] != Prepare {
+		return problem("5.1 command", "a prepare with command %d", h[OffCommand])
+	}
+	if p := zero(h, 62, 128, "2 reserved_frame"); p != nil {
+		return p
+	}
+	return checkPrepareFields(h[:HeaderSize], true)
+}
+
 // checkPrepare: wire.md 5.1 (and 5.9, a RepairPrepare).
-func checkPrepare(f []byte) *Problem {
+func checkPrepare(f []byte) *Problem { return checkPrepareFields(f, false) }
+
+func checkPrepareFields(f []byte, headerOnly bool) *Problem {
 	p := ReadPrepare(f)
 	name := CommandName(f[OffCommand])
 	switch {
@@ -330,6 +348,9 @@ func checkPrepare(f []byte) *Problem {
 	}
 	if id := Identity(f); p.Identity != id {
 		return problem("3.3 identity", "%s op %d checksum %s, its identity is %s", name, p.Op, p.Identity, id)
+	}
+	if headerOnly {
+		return nil
 	}
 	body := f[HeaderSize:]
 	if p.Group == MetadataGroup {
