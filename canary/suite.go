@@ -256,7 +256,7 @@ func Suite() []Canary {
 			Breaks:  "a state-transfer receiver takes a pulled artifact without checking its length and checksum against the manifest entry",
 			Probed:  true,
 			Outcome: sim.Correctness,
-			Expect:  []string{"checkpoints differ", "non-linearizable reply", "divergent commit", "replica panic"},
+			Expect:  []string{"transferred artifact does not decode", "checkpoints differ", "non-linearizable reply", "divergent commit", "replica panic"},
 		},
 		{
 			Tag:     "canary_checkpoint_at_commit_max",

@@ -204,10 +204,10 @@ func (c *Checker) quietProbe(r uint8, probe string) {
 	case "state transfer failed: an artifact does not decode", "partition state transfer failed: an artifact does not decode":
 		// Not "an artifact failed its checksum": that is what faults do.
 		c.fail(Violation{Name: TransferRefused, Replicas: []uint8{r},
-			Detail: fmt.Sprintf("replica %d reports %q: an artifact that its manifest's checksum vouches for, and that the checker read as its model's state when it was checkpointed", r, probe)})
+			Detail: fmt.Sprintf("replica %d reports %q: it took an artifact as the one its manifest's length and checksum vouch for (the checker read that artifact as its model's state when it was checkpointed), and the bytes it took do not decode: taken unchecked, or checked against the wrong entry", r, probe)})
 	}
 }
 
-// TransferRefused: a state transfer refused an artifact its checksum
-// vouches for.
-const TransferRefused = "state transfer refused its own artifacts"
+// TransferRefused: a state transfer took an artifact as vouched for by its
+// manifest, and the artifact does not decode.
+const TransferRefused = "transferred artifact does not decode"
