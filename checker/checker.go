@@ -107,6 +107,9 @@ type Checker struct {
 	table *tableModel
 	// incarnations: per replica, the crashes so far.
 	incarnations []uint64
+	// inflight (inflight.go): per primary and client, the last prepare it
+	// built. Looked up only.
+	inflight map[inflightKey]inflightRecord
 
 	violation *Violation
 	recent    [evidenceMax]noteEntry // a ring: event k at k % evidenceMax
@@ -337,6 +340,7 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 			return
 		}
 		c.prepares[k] = id
+		c.preparedFor(r, g)
 	case vsr.EventStartView:
 		ids := make([]wire.U128, len(g.Headers))
 		for i := range g.Headers {
