@@ -374,6 +374,11 @@ func (r *Runner) unit(ctx context.Context, overlay, pkg string, limit time.Durat
 		args = append(args, "-timeout", limit.String())
 	}
 	args = append(args, "./"+pkg)
+	if usesRapid(filepath.Join(r.src.Root, filepath.FromSlash(pkg))) {
+		// A mutant's failing property would otherwise be saved under the
+		// tree's testdata/rapid, and the tree is never touched.
+		args = append(args, "-args", "-rapid.nofailfile")
+	}
 	stdout, stderr, code, timedOut, err := r.command(ctx, limit+time.Minute, r.cfg.Go, args...)
 	out := string(stdout) + string(stderr)
 	switch {
@@ -397,6 +402,18 @@ func (r *Runner) unit(ctx context.Context, overlay, pkg string, limit time.Durat
 		v.Test = bounded(strings.TrimSpace(out), 200)
 	}
 	return v
+}
+
+// usesRapid reports whether the package in dir has tests importing rapid
+// (only then does its test binary know rapid's flags).
+func usesRapid(dir string) bool {
+	names, _ := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	for _, n := range names {
+		if b, err := os.ReadFile(n); err == nil && bytes.Contains(b, []byte(`"pgregory.net/rapid"`)) {
+			return true
+		}
+	}
+	return false
 }
 
 func firstCompileError(out string) string {
