@@ -110,6 +110,9 @@ type Checker struct {
 	// inflight (inflight.go): per primary and client, the last prepare it
 	// built. Looked up only.
 	inflight map[inflightKey]inflightRecord
+	// answers (answers.go): the client connections and the requests each
+	// replica admitted from them, owed a reply.
+	answers *answerState
 
 	violation *Violation
 	recent    [evidenceMax]noteEntry // a ring: event k at k % evidenceMax
@@ -303,6 +306,7 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 		return
 	case replica.EventReply:
 		c.builtReply(e)
+		c.answered(e)
 		return
 	case replica.EventReplay:
 		c.replayed(e)
@@ -341,6 +345,7 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 		}
 		c.prepares[k] = id
 		c.preparedFor(r, g)
+		c.admittedPrepare(r, wire.MetadataGroup, &g.Header)
 	case vsr.EventStartView:
 		ids := make([]wire.U128, len(g.Headers))
 		for i := range g.Headers {

@@ -126,15 +126,16 @@ func TestLogGap(t *testing.T) {
 	t.Run("skip", func(t *testing.T) {
 		for _, bad := range []bool{false, true} {
 			f := setup(t)
-			c := f.client(9)
+			c, d := f.client(9), f.client(10)
 			f.do(f.register(c))
+			f.do(f.register(d))
 			f.propose(f.invoke(c, createStream("c")))
-			f.propose(f.invoke(c, createStream("d")))
-			f.commitTo(1, 7)
+			f.propose(f.invoke(d, createStream("d")))
+			f.commitTo(1, 8)
 			if bad {
-				f.commitPrep(0, f.log[6]) // replica 0 skips op 6
+				f.commitPrep(0, f.log[7]) // replica 0 skips op 7
 				v := wantViolation(t, f, checker.LogGap)
-				if !slices.Equal(v.Replicas, []uint8{0}) || !slices.Equal(v.Ops, []uint64{7}) {
+				if !slices.Equal(v.Replicas, []uint8{0}) || !slices.Equal(v.Ops, []uint64{8}) {
 					t.Fatalf("evidence %v %v", v.Replicas, v.Ops)
 				}
 				continue
@@ -530,7 +531,8 @@ func TestRegisterCommittedTwicePasses(t *testing.T) {
 		cl := f.client(0)
 		r := f.register(cl)
 		first := f.propose(r)
-		second := f.propose(r) // the retry reaches the primary again: a second Register
+		f.commitPrep(0, first)
+		second := f.propose(r) // the retry reaches the primary again once it committed the first: a second Register
 		f.commitAll()
 		r.p = []*prep{first, second}[answer] // the client sees either reply
 		f.reply(r)

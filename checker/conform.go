@@ -242,7 +242,9 @@ func (c *Checker) ToClient(nowNs int64, r uint8, frame []byte) {
 	if p := wirespec.CheckToClient(frame); p != nil {
 		c.fail(Violation{Name: OffTheWire, Replicas: []uint8{r},
 			Detail: fmt.Sprintf("replica %d sent a client a frame that breaks wire.md %s: %s", r, p.Rule, p.Detail)})
+		return
 	}
+	c.sentToClient(r, frame)
 }
 
 // FromClient judges a Request a client sends: the clients speak the

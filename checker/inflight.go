@@ -47,7 +47,7 @@ func (c *Checker) preparedFor(r uint8, g vsr.Event) {
 	k := inflightKey{r, p.Client}
 	// c.next[r] is the op r commits next: an op at or above it is still
 	// in r's pipeline.
-	if prev, ok := c.inflight[k]; ok && prev.incarnation == c.incarnations[r] && prev.view == g.View && prev.op >= c.next[r] {
+	if prev, ok := c.inflight[k]; ok && prev.incarnation == c.incarnations[r] && prev.view == g.View && prev.op >= c.next[r] && prev.op != p.Op {
 		c.fail(Violation{Name: TwoInFlight, Replicas: []uint8{r}, Ops: []uint64{prev.op, p.Op},
 			Detail: fmt.Sprintf("replica %d, primary of view %d, prepared op %d (%v request %d) of client %s while its op %d (%v request %d) of that client was in flight (committed up to op %d)",
 				r, g.View, p.Op, p.Operation, p.Request, p.Client, prev.op, prev.operation, prev.request, c.next[r]-1)})

@@ -135,6 +135,7 @@ func (c *Checker) partitionEvent(r uint8, g vsr.Event) {
 			return
 		}
 		c.partitionPrepares[gk] = g.Header.Checksum()
+		c.admittedPrepare(r, g.Group, &g.Header)
 	}
 }
 

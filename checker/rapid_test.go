@@ -25,6 +25,15 @@ type rclient struct {
 	cl         *fakeClient
 	registered bool
 	pending    *req // the invocation in flight
+	// last: the client's last prepare; the primary admits nothing more
+	// of the client while it is in its pipeline (client-ops.md 2.4).
+	last *prep
+}
+
+// admits reports whether the primary may prepare c's next request: its
+// last prepare is committed at the primary, or of another view.
+func (w *correctWorld) admits(c *rclient) bool {
+	return c.last == nil || c.last.x.View != w.f.view || c.last.op() < w.f.next[w.f.primary()]
 }
 
 type correctWorld struct {
@@ -82,8 +91,8 @@ func (w *correctWorld) actions() []action {
 			c.pending = f.invoke(c.cl, call{op.Operation, op.Body})
 		},
 		"propose": func(t *rapid.T) {
-			c := w.pick(t, "client", func(c *rclient) bool { return unproposed(c.pending) })
-			f.propose(c.pending)
+			c := w.pick(t, "client", func(c *rclient) bool { return unproposed(c.pending) && w.admits(c) })
+			c.last = f.propose(c.pending)
 		},
 		"propose orphan": func(t *rapid.T) {
 			var cands []*req
@@ -101,9 +110,9 @@ func (w *correctWorld) actions() []action {
 			// The Register's retry reaches the primary while the first is
 			// in the log: a second Register prepare for the same id.
 			c := w.pick(t, "client", func(c *rclient) bool {
-				return c.pending != nil && c.pending.p != nil && c.pending.inv.Operation == wire.OperationRegister
+				return c.pending != nil && c.pending.p != nil && c.pending.inv.Operation == wire.OperationRegister && w.admits(c)
 			})
-			f.propose(c.pending)
+			c.last = f.propose(c.pending)
 			w.registerRetries++
 		},
 		"commit": func(t *rapid.T) {
@@ -191,6 +200,7 @@ func (w *correctWorld) step(t *rapid.T, actions []action) {
 // every committed request in flight is answered.
 func (w *correctWorld) finish(t *rapid.T) {
 	f := w.f
+	f.commitAll() // the primary admits a client's next request once it committed its last
 	for _, c := range w.clients {
 		if unproposed(c.pending) {
 			f.propose(c.pending)

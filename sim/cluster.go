@@ -475,6 +475,7 @@ func (n *ReplicaNode) received(c network.ConnID, frame []byte) {
 		}
 		n.rep.PeerReceived(bus.ConnID(c), frame)
 	case connClient:
+		n.c.Checker.ClientDelivered(n.c.Loop.Now(), n.id, uint64(c), frame)
 		n.rep.ClientReceived(replica.ConnID(c), frame)
 	}
 }
@@ -493,6 +494,7 @@ func (n *ReplicaNode) closed(c network.ConnID) {
 	case connPeer:
 		n.rep.PeerClosed(bus.ConnID(c))
 	case connClient:
+		n.c.Checker.ClientConnClosed(n.c.Loop.Now(), n.id, uint64(c))
 		n.rep.ClientClosed(replica.ConnID(c))
 	}
 }
@@ -541,6 +543,7 @@ func (t clientTransport) Send(c replica.ConnID, frame []byte) bool {
 }
 
 func (t clientTransport) Close(c replica.ConnID) {
+	t.n.c.Checker.ClientConnClosed(t.n.c.Loop.Now(), t.n.id, uint64(c))
 	delete(t.n.conns, network.ConnID(c))
 	t.n.c.Net.Close(network.ConnID(c), network.NodeID(t.n.id))
 }
