@@ -107,6 +107,9 @@ type Checker struct {
 	table *tableModel
 	// incarnations: per replica, the crashes so far.
 	incarnations []uint64
+	// art: the replicas' durable artifacts besides the journal
+	// (artifacts.go).
+	art artifactState
 	// inflight (inflight.go): per primary and client, the last prepare it
 	// built. Looked up only.
 	inflight map[inflightKey]inflightRecord
@@ -279,6 +282,7 @@ func (c *Checker) Crashed(r uint8) {
 	c.incarnations[r]++
 	c.partitionsCrashed(r)
 	c.checkSegmentsAt(r)
+	c.artifactsCrashed(r)
 }
 
 // Replica checks one replica event.
@@ -294,12 +298,15 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 		return
 	case replica.EventCheckpoint:
 		c.checkpointed(e.Replica, e.Op, e.Frame)
+		c.checkpointRecorded(e.Replica, "its checkpoint", e.Op, e.Frame)
 		return
 	case replica.EventRestored:
 		c.restoredCheckpoint(e.Replica, e.Op, e.Frame)
+		c.checkpointRestored(e.Replica, e.Op, e.Frame)
 		return
 	case replica.EventInstalled:
 		c.installed(e.Replica, e.Op, e.Frame)
+		c.checkpointRecorded(e.Replica, "the state it installed", e.Op, e.Frame)
 		return
 	case replica.EventPartitionInstalled:
 		c.partitionInstalled(e.Replica, e.PartitionGroup, e.Op, e.Frame, e.Offsets)
@@ -313,6 +320,7 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 		return
 	case replica.EventProbe:
 		c.quietProbe(e.Replica, e.Probe)
+		c.checkpointProbe(e.Replica, e.Probe)
 		return
 	}
 	if e.Kind != replica.EventGroup {

@@ -172,6 +172,7 @@ func NewCluster(o ClusterOptions) *Cluster {
 	c.disks = newClusterDisks(c)
 	c.Checker.SetDisks(c.disks)
 	c.Checker.SetSegments(newClusterSegments(c))
+	c.Checker.SetArtifacts(c.disks)
 	for _, n := range c.Replicas {
 		n.format()
 	}

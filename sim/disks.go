@@ -4,6 +4,7 @@ import (
 	"github.com/iggy-vopr/vopr/checker/diskread"
 	"github.com/iggy-vopr/vopr/replica/journal"
 	"github.com/iggy-vopr/vopr/replica/partition"
+	"github.com/iggy-vopr/vopr/replica/transfer"
 	"github.com/iggy-vopr/vopr/replica/wire"
 	"github.com/iggy-vopr/vopr/storage"
 )
@@ -118,4 +119,32 @@ func (s *clusterSegments) Sector(r uint8, slot, k int) ([]byte, bool) {
 	dev.PeekDurable(sector, buf)
 	latent, corrupt := dev.SectorFaults(sector)
 	return buf, latent || corrupt || dev.Missed(sector, 1) || dev.Hit(sector, 1)
+}
+
+// Peek implements checker.Artifacts: r's durable image.
+func (d *clusterDisks) Peek(r uint8) diskread.Peek { return d.dev(r).PeekDurable }
+
+// Geometry implements checker.Artifacts.
+func (d *clusterDisks) Geometry(r uint8) diskread.Geometry { return d.geo[r] }
+
+// CheckpointZone implements checker.Artifacts: the zone's place in the
+// layout, an area per chunk.
+func (d *clusterDisks) CheckpointZone() diskread.CheckpointZone {
+	z := d.c.Layout.ZoneIndex(transfer.ZoneCheckpoints)
+	return diskread.CheckpointZone{FirstSector: d.c.Layout.ZoneStart(z), AreaSectors: d.c.Layout.Zone(z).ChunkSectors,
+		SectorSize: d.cfg[0].SectorSize}
+}
+
+// Faulted implements checker.Artifacts.
+func (d *clusterDisks) Faulted(r uint8, first, count uint64) bool {
+	dev := d.dev(r)
+	if dev.Missed(first, count) || dev.Hit(first, count) {
+		return true
+	}
+	for k := range count {
+		if latent, corrupt := dev.SectorFaults(first + k); latent || corrupt {
+			return true
+		}
+	}
+	return false
 }

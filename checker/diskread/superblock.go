@@ -12,7 +12,7 @@ import (
 // The superblock copy's parts (format 10.1): the wire record the journal
 // writes (its framing around a 66-byte VsrState) and the format trailer.
 const (
-	superblockRecordBytes = wire.SuperblockRecordMin + wire.VsrStateSize
+	superblockRecordBytes = recordFrameBytes + recordTrailer + vsrStateBytes
 
 	// trailerMagic opens the format trailer ("vopjfmt2" on disk).
 	trailerMagic uint64 = 0x32746d666a706f76
@@ -84,7 +84,7 @@ func (g Geometry) judgeCopy(b []byte) SuperblockCopy {
 	bad := func(format string, args ...any) SuperblockCopy {
 		return SuperblockCopy{Problem: fmt.Sprintf(format, args...)}
 	}
-	n, err := wire.SuperblockRecordLen(b)
+	n, err := recordLen(b)
 	if err != nil {
 		return bad("record framing: %v", err)
 	}
@@ -111,11 +111,11 @@ func (g Geometry) judgeCopy(b []byte) SuperblockCopy {
 	if !zero(b[n+trailerBytes:]) {
 		return bad("padding not zero")
 	}
-	seq, payload, err := wire.DecodeSuperblock(b[:n])
+	seq, payload, err := readRecord(b[:n])
 	if err != nil {
 		return bad("record: %v", err)
 	}
-	state, err := wire.DecodeVsrState(payload)
+	state, err := readVsrState(payload)
 	if err != nil {
 		return bad("state: %v", err)
 	}
