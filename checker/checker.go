@@ -320,6 +320,7 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 		return
 	case replica.EventProbe:
 		c.quietProbe(e.Replica, e.Probe)
+		c.probeClaim(e.Replica, e.Probe)
 		c.checkpointProbe(e.Replica, e.Probe)
 		return
 	}

@@ -59,3 +59,23 @@ func TestTransferRefused(t *testing.T) {
 		wantPass(t, f)
 	}
 }
+
+// A replica that has committed the whole canonical log refuses nothing as
+// "replaying"; one behind it may.
+func TestRefusedWithoutCause(t *testing.T) {
+	for _, caughtUp := range []bool{false, true} {
+		f, cls := started(t, 3, 1)
+		f.do(f.invoke(cls[0], createStream("a")))
+		if !caughtUp {
+			f.crash(2) // it replays from op 1
+		}
+		f.status(2, vsr.StatusNormal, 0)
+		f.c.Replica(f.tick(), replica.Event{Kind: replica.EventProbe, Replica: 2,
+			Probe: "partition plane: request refused: the metadata plane is replaying what it applied before its restart"})
+		if caughtUp {
+			wantViolation(t, f, checker.RefusedWithoutCause)
+			continue
+		}
+		wantPass(t, f)
+	}
+}

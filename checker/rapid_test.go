@@ -25,22 +25,28 @@ type rclient struct {
 	cl         *fakeClient
 	registered bool
 	pending    *req // the invocation in flight
-	// last: the client's last prepare; the primary admits nothing more
-	// of the client while it is in its pipeline (client-ops.md 2.4).
-	last *prep
 }
 
-// admits reports whether the primary may prepare c's next request: its
-// last prepare is committed at the primary, or of another view.
-func (w *correctWorld) admits(c *rclient) bool {
-	return c.last == nil || c.last.x.View != w.f.view || c.last.op() < w.f.next[w.f.primary()]
+// admits reports whether the primary may prepare r: the last prepare of
+// its client id is committed at the primary, or of another view (the
+// primary admits nothing more of a client while a prepare of it is in its
+// pipeline, client-ops.md 2.4).
+func (w *correctWorld) admits(r *req) bool {
+	last := w.last[r.inv.ClientID]
+	return last == nil || last.x.View != w.f.view || last.op() < w.f.next[w.f.primary()]
+}
+
+// propose proposes r and remembers it as its client id's last prepare.
+func (w *correctWorld) propose(r *req) {
+	w.last[r.inv.ClientID] = w.f.propose(r)
 }
 
 type correctWorld struct {
 	f       *fakeCluster
 	mix     *workload.Mix
 	clients []*rclient
-	orphans []*req // requests of evicted sessions, which may still commit
+	orphans []*req              // requests of evicted sessions, which may still commit
+	last    map[wire.U128]*prep // by client id, its last prepare
 	// Counters, to see that the paths are reached.
 	crashes, viewChanges, evictions, registerRetries, replays int
 }
@@ -91,28 +97,28 @@ func (w *correctWorld) actions() []action {
 			c.pending = f.invoke(c.cl, call{op.Operation, op.Body})
 		},
 		"propose": func(t *rapid.T) {
-			c := w.pick(t, "client", func(c *rclient) bool { return unproposed(c.pending) && w.admits(c) })
-			c.last = f.propose(c.pending)
+			c := w.pick(t, "client", func(c *rclient) bool { return unproposed(c.pending) && w.admits(c.pending) })
+			w.propose(c.pending)
 		},
 		"propose orphan": func(t *rapid.T) {
 			var cands []*req
 			for _, r := range w.orphans {
-				if unproposed(r) {
+				if unproposed(r) && w.admits(r) {
 					cands = append(cands, r)
 				}
 			}
 			if len(cands) == 0 {
 				panic(skip{})
 			}
-			f.propose(rapid.SampledFrom(cands).Draw(t, "orphan"))
+			w.propose(rapid.SampledFrom(cands).Draw(t, "orphan"))
 		},
 		"retry register": func(t *rapid.T) {
 			// The Register's retry reaches the primary while the first is
 			// in the log: a second Register prepare for the same id.
 			c := w.pick(t, "client", func(c *rclient) bool {
-				return c.pending != nil && c.pending.p != nil && c.pending.inv.Operation == wire.OperationRegister && w.admits(c)
+				return c.pending != nil && c.pending.p != nil && c.pending.inv.Operation == wire.OperationRegister && w.admits(c.pending)
 			})
-			c.last = f.propose(c.pending)
+			w.propose(c.pending)
 			w.registerRetries++
 		},
 		"commit": func(t *rapid.T) {
@@ -221,7 +227,7 @@ func correctHistory(t *rapid.T) *correctWorld {
 	nc := rapid.IntRange(1, 4).Draw(t, "clients")
 	seed := rapid.Uint64().Draw(t, "seed")
 	f := newFake(t, n)
-	w := &correctWorld{f: f, mix: workload.NewMix(rand.New(rand.NewPCG(seed, 1)), false)}
+	w := &correctWorld{f: f, mix: workload.NewMix(rand.New(rand.NewPCG(seed, 1)), false), last: map[wire.U128]*prep{}}
 	f.status(0, vsr.StatusNormal, 0)
 	for i := range nc {
 		w.clients = append(w.clients, &rclient{cl: f.client(i)})
