@@ -2,6 +2,7 @@ package checker
 
 import (
 	"github.com/iggy-vopr/vopr/checker/diskread"
+	"github.com/iggy-vopr/vopr/replica"
 )
 
 // Artifacts is what the checker may read of the replicas' durable artifacts
@@ -19,6 +20,8 @@ type Artifacts interface {
 	Geometry(r uint8) diskread.Geometry
 	// CheckpointZone places the metadata plane's checkpoint areas.
 	CheckpointZone() diskread.CheckpointZone
+	// OffsetZone places the consumer offset records.
+	OffsetZone() diskread.OffsetZone
 	// Faulted reports whether a fault touched any of count sectors from
 	// first on r's device: a latent error, silent corruption, or a
 	// misdirected write that missed them or landed on them. What the
@@ -32,11 +35,13 @@ type Artifacts interface {
 type artifactState struct {
 	src         Artifacts
 	checkpoints []durableCheckpoint
+	records     map[recordsKey]*groupRecords // offsetrecords.go; looked up only
 }
 
 // SetArtifacts lets the checker read the replicas' durable artifacts.
 func (c *Checker) SetArtifacts(a Artifacts) {
 	c.art.src = a
+	c.art.records = map[recordsKey]*groupRecords{}
 	c.art.checkpoints = make([]durableCheckpoint, c.replicas)
 	for i := range c.art.checkpoints {
 		c.art.checkpoints[i].area = -1
@@ -47,4 +52,13 @@ func (c *Checker) SetArtifacts(a Artifacts) {
 // restart will read.
 func (c *Checker) artifactsCrashed(r uint8) {
 	c.checkpointCrashed(r)
+	c.offsetsCrashed(r)
+}
+
+// artifactEvent takes the partition planes' durable artifact events.
+func (c *Checker) artifactEvent(e replica.Event) {
+	switch e.Kind {
+	case replica.EventOffsetsRecovered, replica.EventOffsetWrite, replica.EventOffsetDurable:
+		c.offsetEvent(e)
+	}
 }

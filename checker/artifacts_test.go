@@ -115,3 +115,24 @@ func (f *fakeImages) checkpoint(r uint8, a int, op uint64, identity wire.U128, t
 	le.PutUint64(h[56:], xxh3.HashSeed(h[:56], 0x766f7072636b7031))
 	f.write(r, imgCheckpointFirst+uint64(a)*imgAreaSectors, append(h, stored...))
 }
+
+func (f *fakeImages) OffsetZone() diskread.OffsetZone {
+	return diskread.OffsetZone{FirstSector: imgOffsetsFirst, Slots: imgOffsetSlots, SectorSize: imgSectorBytes}
+}
+
+// offsetRecord writes copy c of record i of slot on replica r: consumer's
+// offset (or its deletion) for group, with sequence seq (format 14.2).
+func (f *fakeImages) offsetRecord(r uint8, slot, i, c int, group uint64, consumer uint32, offset uint64, deleted bool, seq uint64) {
+	b := make([]byte, imgSectorBytes)
+	le := binary.LittleEndian
+	le.PutUint64(b, 0x3130666f66706f76)
+	le.PutUint64(b[8:], group)
+	le.PutUint32(b[16:], consumer)
+	if deleted {
+		le.PutUint32(b[20:], 1)
+	}
+	le.PutUint64(b[24:], offset)
+	le.PutUint64(b[32:], seq)
+	le.PutUint64(b[40:], xxh3.Hash(b[:40]))
+	f.write(r, imgOffsetsFirst+uint64((slot*8+i)*2+c), b)
+}

@@ -310,6 +310,10 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 		return
 	case replica.EventPartitionInstalled:
 		c.partitionInstalled(e.Replica, e.PartitionGroup, e.Op, e.Frame, e.Offsets)
+		c.offsetsInstalled(e.Replica, e.PartitionGroup, e.Offsets)
+		return
+	case replica.EventOffsetsRecovered, replica.EventOffsetWrite, replica.EventOffsetDurable, replica.EventSegmentRecovered:
+		c.artifactEvent(e)
 		return
 	case replica.EventReply:
 		c.builtReply(e)

@@ -131,7 +131,7 @@ func firstDifference(a, b []byte) int {
 // installedOffsetsDiff compares an installed ICO1 artifact with the model's
 // consumer offsets at op; it describes the first difference, or returns "".
 func (c *Checker) installedOffsetsDiff(l *partitionLog, op uint64, artifact []byte) string {
-	got, err := wire.DecodeConsumerOffsets(artifact)
+	got, err := readICO1(artifact)
 	if err != nil {
 		return fmt.Sprintf("the consumer offsets do not decode: %v", err)
 	}
@@ -140,24 +140,24 @@ func (c *Checker) installedOffsetsDiff(l *partitionLog, op uint64, artifact []by
 		e := l.canon[ops[len(ops)-1]-1]
 		next = e.base + e.count
 	}
-	if got.NextOffset != next {
-		return fmt.Sprintf("next_offset %d, but the batches ops 1..%d committed end at offset %d", got.NextOffset, op, next)
+	if got.nextOffset != next {
+		return fmt.Sprintf("next_offset %d, but the batches ops 1..%d committed end at offset %d", got.nextOffset, op, next)
 	}
-	if got.PurgeGeneration != 0 {
-		return fmt.Sprintf("purge_generation %d, but nothing purges the partition plane", got.PurgeGeneration)
+	if got.purgeGeneration != 0 {
+		return fmt.Sprintf("purge_generation %d, but nothing purges the partition plane", got.purgeGeneration)
 	}
-	if len(got.Groups) > 0 {
+	if len(got.groups) > 0 {
 		return fmt.Sprintf("consumer group %d at offset %d (and %d groups more), but only individual consumers store offsets",
-			got.Groups[0].ID, got.Groups[0].Offset, len(got.Groups)-1)
+			got.groups[0].id, got.groups[0].offset, len(got.groups)-1)
 	}
 	want, modeled := storedOffsetsAt(l, op)
 	if !modeled || c.noAck.unmodeled {
 		c.note("group %d: the installed consumer offsets are not compared: a named consumer stored an offset", l.group)
 		return ""
 	}
-	installed := make(map[uint32]uint64, len(got.Consumers))
-	for _, e := range got.Consumers {
-		installed[e.ID] = e.Offset
+	installed := make(map[uint32]uint64, len(got.consumers))
+	for _, e := range got.consumers {
+		installed[e.id] = e.offset
 	}
 	ids := slices.Sorted(maps.Keys(want))
 	for id := range installed {

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/iggy-vopr/vopr/replica/bus"
+	"github.com/iggy-vopr/vopr/replica/partition"
 	"github.com/iggy-vopr/vopr/replica/vsr"
 	"github.com/iggy-vopr/vopr/replica/wire"
 	"github.com/iggy-vopr/vopr/storage"
@@ -63,7 +64,42 @@ const (
 	// wire.md 8.4) and Offsets its consumer offsets (ICO1, wire.md 8.5); it
 	// applies Op+1 next.
 	EventPartitionInstalled
+	// EventOffsetsRecovered: a partition group was built on slot Disk.Slot
+	// and recovered its consumers' offsets from their records
+	// (partition.OffsetStore.Recover): Disk.Offsets, Disk.Torn and
+	// Disk.Corrupt. For the checker's reading of the same records.
+	EventOffsetsRecovered
+	// EventOffsetWrite: a partition group asked its offset records to make
+	// Disk.Consumer's offset (or its deletion) durable; Disk.Recorded is
+	// false when the records were full and the offset stays in memory.
+	EventOffsetWrite
+	// EventOffsetDurable: the records report that write durable (its done
+	// ran: the record holds it, or a newer write of the consumer).
+	EventOffsetDurable
+	// EventSegmentRecovered: a partition group was built on slot Disk.Slot
+	// and read back its segment log (partition.SegmentLog.Recover):
+	// Disk.Segment.
+	EventSegmentRecovered
 )
+
+// DiskReport is what the partition planes' durable artifact events
+// (EventOffsetsRecovered, EventOffsetWrite, EventOffsetDurable,
+// EventSegmentRecovered) report, for a checker that reads the same
+// records from the device by its own reading of their format.
+type DiskReport struct {
+	Slot int // the partition superblock slot the group runs in
+	// One consumer's offset write.
+	Consumer uint32
+	Offset   uint64
+	Deleted  bool
+	Recorded bool
+	// What a group's build recovered: the offsets (ascending consumer),
+	// the records found torn and corrupt.
+	Offsets       []wire.OffsetEntry
+	Torn, Corrupt int
+	// What the segment log's open found in the slot for the group.
+	Segment partition.SegmentRecovery
+}
 
 // Event is one thing a replica reports.
 type Event struct {
@@ -83,6 +119,8 @@ type Event struct {
 	PartitionGroup uint64
 	// Offsets: EventPartitionInstalled's ICO1 artifact.
 	Offsets []byte
+	// Disk: the durable artifact events' report.
+	Disk DiskReport
 }
 
 // Env is everything a replica needs from the world.

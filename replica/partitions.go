@@ -312,6 +312,7 @@ func (h *partitionHost) build(ref metadata.PartitionRef) *partitionGroup {
 	// 52).
 	stored, found := h.offsets.Recover(slot, ref.Group)
 	g.plane.SeedOffsets(stored)
+	h.reportDisk(EventOffsetsRecovered, ref.Group, DiskReport{Slot: slot, Offsets: offsetEntries(stored), Torn: found.Torn, Corrupt: found.Corrupt})
 	if len(stored) > 0 {
 		h.r.probe("partition plane: consumer offsets recovered from their records")
 	}
@@ -325,6 +326,7 @@ func (h *partitionHost) build(ref metadata.PartitionRef) *partitionGroup {
 	// checked against the log as it commits again; every batch committed
 	// past it is written (DEVIATIONS.md 53).
 	seg := h.segments.Recover(slot, ref.Group)
+	h.reportDisk(EventSegmentRecovered, ref.Group, DiskReport{Slot: slot, Segment: seg})
 	g.plane.SeedSegment(seg.Batches)
 	if len(seg.Batches) > 0 {
 		h.r.probe("partition plane: committed batches recovered from the segment log")
@@ -334,7 +336,7 @@ func (h *partitionHost) build(ref metadata.PartitionRef) *partitionGroup {
 	}
 	g.plane.SetSegment(segmentSink{h: h, g: g})
 	g.plane.SetOffsetSink(func(consumer uint32, offset uint64, deleted bool) {
-		if !h.offsets.Write(g.slot, ref.Group, consumer, offset, deleted, func() {}) {
+		if !h.writeOffset(g.slot, ref.Group, consumer, offset, deleted, func() {}) {
 			h.r.probe("partition plane: consumer offset kept in memory only: the partition's records are full")
 		}
 	})
@@ -739,7 +741,7 @@ func (h *partitionHost) admitOffset(c ConnID, x *wire.RequestHeader, body []byte
 		rep := wire.ReplyHeader{Prefix: wire.Prefix{Cluster: r.cfg.Cluster(), Replica: r.cfg.Replica},
 			RequestChecksum: x.RequestChecksum, Client: x.Client, Request: x.Request, Operation: x.Operation}
 		reply := func() { r.env.Clients.Send(c, wire.BuildFrame(&rep, partition.OffsetReply())) }
-		if !h.offsets.Write(g.slot, ref.Group, key, q.Offset, !store, reply) {
+		if !h.writeOffset(g.slot, ref.Group, key, q.Offset, !store, reply) {
 			r.probe("partition plane: consumer offset kept in memory only: the partition's records are full")
 			reply()
 		}

@@ -148,3 +148,9 @@ func (d *clusterDisks) Faulted(r uint8, first, count uint64) bool {
 	}
 	return false
 }
+
+// OffsetZone implements checker.Artifacts.
+func (d *clusterDisks) OffsetZone() diskread.OffsetZone {
+	z := d.c.Layout.ZoneIndex(partition.ZoneOffsets)
+	return diskread.OffsetZone{FirstSector: d.c.Layout.ZoneStart(z), Slots: int(d.c.Layout.Zone(z).Chunks), SectorSize: d.cfg[0].SectorSize}
+}
