@@ -107,6 +107,9 @@ type Checker struct {
 	table *tableModel
 	// incarnations: per replica, the crashes so far.
 	incarnations []uint64
+	// promises: the quiet cluster's consensus promises, by group
+	// (promises.go).
+	promises promiseBook
 	// art: the replicas' durable artifacts besides the journal
 	// (artifacts.go).
 	art artifactState
@@ -331,6 +334,7 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 	if e.Kind != replica.EventGroup {
 		return
 	}
+	c.groupEvent(e.Replica, e.Group)
 	if e.Group.Group != wire.MetadataGroup {
 		c.partitionEvent(e.Replica, e.Group)
 		return

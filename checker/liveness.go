@@ -45,17 +45,18 @@ type quietKey struct {
 
 // quietState is the liveness phase's bookkeeping (nil before it).
 type quietState struct {
-	core   []bool
-	status []vsr.Status // the metadata group's, by replica, as last reported
-	view   []uint32
-	acks   map[quietKey]*quietAck // looked up only
+	startNs int64
+	core    []bool
+	status  []vsr.Status // the metadata group's, by replica, as last reported
+	view    []uint32
+	acks    map[quietKey]*quietAck // looked up only
 }
 
 // Quiet tells the checker the liveness phase began: faults are off, and
 // the replicas core marks are healed and connected.
 func (c *Checker) Quiet(nowNs int64, core []bool) {
 	c.nowNs = nowNs
-	q := &quietState{core: append([]bool(nil), core...), status: make([]vsr.Status, c.replicas),
+	q := &quietState{startNs: nowNs, core: append([]bool(nil), core...), status: make([]vsr.Status, c.replicas),
 		view: make([]uint32, c.replicas), acks: map[quietKey]*quietAck{}}
 	copy(q.status, c.lastStatus)
 	copy(q.view, c.lastView)
@@ -88,11 +89,15 @@ func (c *Checker) quietOwnAck(r uint8, g vsr.Event) {
 // Delivered tells the checker a frame reached replica to from replica
 // from (before to handles it).
 func (c *Checker) Delivered(nowNs int64, from, to uint8, frame []byte) {
-	q := c.quiet
-	if q == nil || c.violation != nil || len(frame) < wire.HeaderSize || frame[wirespec.OffCommand] != wirespec.PrepareOk {
+	if c.violation != nil || len(frame) < wire.HeaderSize {
 		return
 	}
 	c.nowNs = nowNs
+	c.promiseDelivered(from, to, frame)
+	q := c.quiet
+	if q == nil || frame[wirespec.OffCommand] != wirespec.PrepareOk {
+		return
+	}
 	if wirespec.U64(frame, wirespec.OffPrepareOkGroup) != wire.MetadataGroup || int(to) >= c.replicas || !q.core[from] {
 		return
 	}
@@ -154,6 +159,7 @@ func (c *Checker) QuietTick(nowNs, tickNs int64) {
 				r, view, bits.OnesCount64(a.acks)-1, op, a.identity, replicaSet(a.acks, c.replicas), float64(a.quorumNs)/1e9, quorumReplication(c.replicas))})
 		return
 	}
+	c.promisesTick(tickNs)
 }
 
 func replicaSet(mask uint64, n int) string {
@@ -199,6 +205,9 @@ func (c *Checker) OpenFailed(nowNs int64, r uint8, err error) {
 func (c *Checker) quietProbe(r uint8, probe string) {
 	if c.violation != nil {
 		return
+	}
+	if probe == unknownGroupProbe {
+		c.groupUnknown(r)
 	}
 	switch probe {
 	case "state transfer failed: an artifact does not decode", "partition state transfer failed: an artifact does not decode":

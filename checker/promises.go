@@ -1,0 +1,476 @@
+package checker
+
+import (
+	"fmt"
+	"math/bits"
+	"slices"
+	"strings"
+
+	"github.com/iggy-vopr/vopr/checker/wirespec"
+	"github.com/iggy-vopr/vopr/replica/vsr"
+)
+
+// The quiet cluster's consensus promises, in every group (the metadata
+// plane's and each partition's). Once the liveness phase heals the core,
+// no frame between core replicas is lost, so each step of the protocol
+// that a replica was told enough to take is due: a replica told of a newer
+// view joins it, one that heard a view-change quorum of StartViewChanges
+// votes, a backup acknowledges the next prepare of its log, and a primary
+// resends each prepare a backup has not acknowledged. A stall has a first
+// step that was due and not taken; the checker names it there, with the
+// frames that made it due, instead of leaving the run to end as "the core
+// did not converge" (issue 28).
+
+// Names of the quiet cluster's consensus promises.
+const (
+	// NewerViewIgnored: a core replica that was not Recovering was told of
+	// a newer view by a StartViewChange or a DoViewChange (consensus.md 5,
+	// "SVC / DVC": a higher view starts a view change) and stayed in its
+	// older view.
+	NewerViewIgnored = "a newer view ignored"
+	// NoDoViewChange: a core replica in ViewChange status heard
+	// StartViewChanges of its view from f = (n-1)/2 others and did not
+	// send its DoViewChange.
+	NoDoViewChange = "a StartViewChange quorum without a DoViewChange"
+	// PrepareNotAcked: a Normal backup that had acknowledged op N-1 of its
+	// view was given op N of that view, chained to it, and did not
+	// acknowledge it.
+	PrepareNotAcked = "a backup did not acknowledge the next prepare of its log"
+	// PrepareNotRetransmitted: a Normal primary held a prepare a Normal
+	// core backup had not acknowledged, short of a replication quorum, and
+	// did not send it to that backup again.
+	PrepareNotRetransmitted = "a prepare not retransmitted to a backup that has not acknowledged it"
+)
+
+// The graces, in ticks, past the moment a promise became due. A frame is
+// handled in the tick it arrives; what it starts may wait for the disk
+// (persist-before-send: a state write, a journal write and its sync, each
+// with the seed's latency, whose tail is exponential) and for a timer.
+const (
+	// joinGraceTicks: joining a view is a status change, made in the
+	// handler of the frame that told of it.
+	joinGraceTicks = 3
+	// voteGraceTicks: the vote waits for the new view's state write, and a
+	// vote sent before the quiet cluster (and lost) is resent every
+	// DoViewChange timeout (50 ticks).
+	voteGraceTicks = 400
+	// ackGraceTicks: the acknowledgement waits for the prepare's journal
+	// write and its sync, behind the writes queued before it.
+	ackGraceTicks = 600
+	// retransmitGraceTicks: the prepare timeout backs off to 25 << 4 ticks
+	// plus up to half of that again (600 ticks); the frame then travels.
+	retransmitGraceTicks = 1000
+)
+
+// promiseGroup is the checker's view of one consensus group for these
+// promises: each replica's status and view as it last reported them (valid
+// in the incarnation it reported them in), and the obligations open.
+type promiseGroup struct {
+	id      uint64
+	status  []vsr.Status
+	view    []uint32
+	inc     []uint64 // the incarnation the status is of
+	known   []bool
+	sinceNs []int64 // when the replica entered its (status, view)
+
+	// join[r]: the newest view r was told of (0: none due), and since when.
+	join      []uint32
+	joinNs    []int64
+	joinFrom  []uint8
+	joinCmd   []uint8
+	svcFrom   map[viewReplica]uint64 // (view, receiver) -> senders of a StartViewChange of view
+	svcQuorum map[viewReplica]int64  // since when f of them were heard
+	voted     map[viewReplica]bool   // r's DoViewChange of view was delivered to some replica
+	withheld  map[viewReplica]bool   // r said it withholds its vote of view (an amnesiac)
+
+	// acked[(view, backup)]: the highest op the backup acknowledged in
+	// the view, its identity, and the incarnation that sent it.
+	acked map[viewReplica]ackedOp
+	// ackDue[r]: the prepare r was given that chains to its last
+	// acknowledgement (op 0: none due).
+	ackDue []ackDue
+	// committed[r]: the highest op r committed in this life.
+	committed []uint64
+
+	// pipeline[p]: the prepares primary p holds in its view, not yet at a
+	// replication quorum.
+	pipeline []*pipelineOf
+}
+
+type viewReplica struct {
+	view    uint32
+	replica uint8
+}
+
+type ackedOp struct {
+	op   uint64
+	id   wirespec.U128
+	inc  uint64
+	atNs int64
+}
+
+type ackDue struct {
+	view   uint32
+	op     uint64
+	id     wirespec.U128
+	from   uint8
+	sinceN int64
+}
+
+// pipelineOf is a primary's prepares of one view not yet at a quorum.
+type pipelineOf struct {
+	view uint32
+	ops  map[uint64]*pendingPrepare // looked up only; ordered() sorts
+}
+
+type pendingPrepare struct {
+	id     wirespec.U128
+	acks   uint64
+	fromNs int64
+	lastNs []int64 // per backup: the last delivery of this prepare (of this view) to it
+	ownAck bool
+	// staleNs, staleView: per backup, the last delivery of this prepare
+	// stamped with another view (which a backup of this view drops).
+	staleNs   []int64
+	staleView []uint32
+}
+
+// promiseBook holds the groups the promises follow (the zero value is
+// empty): by id, looked up only, and in the order first seen.
+type promiseBook struct {
+	groups map[uint64]*promiseGroup
+	order  []uint64
+	// The last frame delivered: its addressee, group and time (a replica
+	// that drops it as of a group it does not have says so at once).
+	lastTo    uint8
+	lastGroup uint64
+	lastNs    int64
+}
+
+// unknownGroupProbe is the probe of a replica that dropped a frame of a
+// partition group it does not have (not created there yet, or deleted).
+const unknownGroupProbe = "partition plane: frame for an unknown group dropped"
+
+// groupUnknown: replica r dropped the frame just delivered to it as of a
+// group it does not have: nothing of that group is due from it.
+func (c *Checker) groupUnknown(r uint8) {
+	b := &c.promises
+	if b.lastTo != r || b.lastNs != c.nowNs {
+		return
+	}
+	if g := b.groups[b.lastGroup]; g != nil {
+		g.known[r] = false
+		g.join[r], g.ackDue[r], g.pipeline[r] = 0, ackDue{}, nil
+	}
+}
+
+func (c *Checker) promiseGroupOf(id uint64) *promiseGroup {
+	if c.promises.groups == nil {
+		c.promises.groups = map[uint64]*promiseGroup{}
+	}
+	if g := c.promises.groups[id]; g != nil {
+		return g
+	}
+	n := c.replicas
+	g := &promiseGroup{id: id, status: make([]vsr.Status, n), view: make([]uint32, n), inc: make([]uint64, n),
+		known: make([]bool, n), sinceNs: make([]int64, n), join: make([]uint32, n), joinNs: make([]int64, n),
+		joinFrom: make([]uint8, n), joinCmd: make([]uint8, n),
+		svcFrom: map[viewReplica]uint64{}, svcQuorum: map[viewReplica]int64{}, voted: map[viewReplica]bool{},
+		withheld: map[viewReplica]bool{}, acked: map[viewReplica]ackedOp{}, ackDue: make([]ackDue, n), committed: make([]uint64, n),
+		pipeline: make([]*pipelineOf, n)}
+	c.promises.groups[id] = g
+	c.promises.order = append(c.promises.order, id)
+	return g
+}
+
+// current reports whether r's reported status is of its present life.
+func (c *Checker) current(g *promiseGroup, r uint8) bool {
+	return g.known[r] && g.inc[r] == c.incarnations[r]
+}
+
+func (g *promiseGroup) normalIn(r uint8, view uint32) bool {
+	return g.status[r] == vsr.StatusNormal && g.view[r] == view
+}
+
+// groupEvent follows every group's events (all phases: the status a
+// replica reported before the quiet cluster is what it has in it).
+func (c *Checker) groupEvent(r uint8, e vsr.Event) {
+	if int(r) >= c.replicas {
+		return
+	}
+	switch e.Kind {
+	case vsr.EventCommitted:
+		if g := c.promiseGroupOf(e.Group); c.current(g, r) {
+			g.committed[r] = max(g.committed[r], e.Op)
+		}
+	case vsr.EventStatus:
+		g := c.promiseGroupOf(e.Group)
+		if !c.current(g, r) {
+			g.committed[r] = 0
+		}
+		if !c.current(g, r) || g.status[r] != e.Status || g.view[r] != e.View {
+			g.sinceNs[r] = c.nowNs
+		}
+		g.status[r], g.view[r], g.inc[r], g.known[r] = e.Status, e.View, c.incarnations[r], true
+		g.pipeline[r] = nil
+		g.ackDue[r] = ackDue{}
+	case vsr.EventProbe:
+		// (A partition plane's probes come prefixed with its name.)
+		if strings.HasSuffix(e.Probe, "amnesiac replica withholds its DoViewChange") {
+			c.promiseGroupOf(e.Group).withheld[viewReplica{e.View, r}] = true
+		}
+	case vsr.EventPrepared:
+		c.pipelineAdd(c.promiseGroupOf(e.Group), r, e.View, e.Op, wirespec.Get128(e.Header[:], wirespec.OffChecksum))
+	case vsr.EventStartView:
+		g := c.promiseGroupOf(e.Group)
+		for i := range e.Headers {
+			p := wirespec.ReadPrepare(e.Headers[i][:])
+			if p.Op > e.Commit && p.Op <= e.Op {
+				c.pipelineAdd(g, r, e.View, p.Op, p.Identity)
+			}
+		}
+	case vsr.EventAcked:
+		// A new primary acknowledges the ops of its StartView before it
+		// reports the StartView: the entry starts here then.
+		g := c.promiseGroupOf(e.Group)
+		c.pipelineAdd(g, r, e.View, e.Op, wirespec.Get128(e.Header[:], wirespec.OffChecksum))
+		pl := g.pipeline[r]
+		if p := pl.ops[e.Op]; p != nil {
+			p.ownAck = true
+			c.promiseCount(g, pl, e.Op, p, r)
+		}
+	}
+}
+
+func (c *Checker) pipelineAdd(g *promiseGroup, p uint8, view uint32, op uint64, id wirespec.U128) {
+	pl := g.pipeline[p]
+	if pl == nil || pl.view != view {
+		pl = &pipelineOf{view: view, ops: map[uint64]*pendingPrepare{}}
+		g.pipeline[p] = pl
+	}
+	if pl.ops[op] == nil {
+		pl.ops[op] = &pendingPrepare{id: id, fromNs: c.nowNs, lastNs: make([]int64, c.replicas),
+			staleNs: make([]int64, c.replicas), staleView: make([]uint32, c.replicas)}
+	}
+}
+
+// promiseCount counts r's acknowledgement of op; a prepare at a quorum is
+// committed, and no longer the primary's to resend.
+func (c *Checker) promiseCount(g *promiseGroup, pl *pipelineOf, op uint64, p *pendingPrepare, r uint8) {
+	p.acks |= 1 << r
+	if p.ownAck && bits.OnesCount64(p.acks) >= quorumReplication(c.replicas) {
+		delete(pl.ops, op)
+	}
+}
+
+// promiseDelivered follows the frames the promises are about. Before the
+// quiet cluster nothing is due (frames are lost), but what was acknowledged
+// and prepared then is what the quiet cluster starts from.
+func (c *Checker) promiseDelivered(from, to uint8, f []byte) {
+	if int(to) >= c.replicas || int(from) >= c.replicas {
+		return
+	}
+	quiet := c.quiet != nil && c.quiet.core[to]
+	view := wirespec.U32(f, wirespec.OffView)
+	c.promises.lastTo, c.promises.lastNs, c.promises.lastGroup = to, c.nowNs, 0
+	switch cmd := f[wirespec.OffCommand]; cmd {
+	case wirespec.StartViewChange, wirespec.DoViewChange:
+		if !quiet {
+			return
+		}
+		off := 128
+		if cmd == wirespec.DoViewChange {
+			off = wirespec.OffVoteGroup
+		}
+		g := c.promiseGroupOf(wirespec.U64(f, off))
+		c.promises.lastGroup = g.id
+		if cmd == wirespec.DoViewChange {
+			g.voted[viewReplica{view, from}] = true
+		}
+		if c.current(g, to) && g.status[to] != vsr.StatusRecovering && g.view[to] < view && g.join[to] < view {
+			g.join[to], g.joinNs[to], g.joinFrom[to], g.joinCmd[to] = view, c.nowNs, from, cmd
+		}
+		if cmd == wirespec.StartViewChange && from != to {
+			k := viewReplica{view, to}
+			g.svcFrom[k] |= 1 << from
+			if _, ok := g.svcQuorum[k]; !ok && bits.OnesCount64(g.svcFrom[k]) >= (c.replicas-1)/2 {
+				g.svcQuorum[k] = c.nowNs
+			}
+		}
+	case wirespec.Prepare:
+		p := wirespec.ReadPrepare(f)
+		g := c.promiseGroupOf(p.Group)
+		c.promises.lastGroup = g.id
+		if !c.current(g, to) || g.status[to] != vsr.StatusNormal {
+			return
+		}
+		if pl := g.pipeline[g.view[to]%uint32(c.replicas)]; pl != nil && pl.view == g.view[to] {
+			if pp := pl.ops[p.Op]; pp != nil && pp.id == p.Identity {
+				if view == pl.view {
+					pp.lastNs[to] = c.nowNs
+				} else {
+					pp.staleNs[to], pp.staleView[to] = c.nowNs, view
+				}
+			}
+		}
+		if view != g.view[to] {
+			return
+		}
+		if !quiet || int(view)%c.replicas == int(to) {
+			return
+		}
+		// Only an acknowledgement sent in the quiet cluster says what the
+		// backup's log ends with now (a state transfer since an older one
+		// took it past the op).
+		a, ok := g.acked[viewReplica{view, to}]
+		if ok && a.inc == c.incarnations[to] && a.atNs >= c.quiet.startNs && a.op+1 == p.Op && a.id == p.Parent &&
+			g.ackDue[to].op < p.Op && p.Op > g.committed[to] {
+			g.ackDue[to] = ackDue{view: view, op: p.Op, id: p.Identity, from: from, sinceN: c.nowNs}
+		}
+	case wirespec.PrepareOk:
+		g := c.promiseGroupOf(wirespec.U64(f, wirespec.OffPrepareOkGroup))
+		c.promises.lastGroup = g.id
+		op := wirespec.U64(f, wirespec.OffPrepareOkOp)
+		id := wirespec.Get128(f, wirespec.OffPrepareOkChecksum)
+		k := viewReplica{view, from}
+		if a, ok := g.acked[k]; !ok || op >= a.op {
+			g.acked[k] = ackedOp{op: op, id: id, inc: c.incarnations[from], atNs: c.nowNs}
+		}
+		if d := g.ackDue[from]; d.view == view && d.op <= op {
+			g.ackDue[from] = ackDue{}
+		}
+		if int(view)%c.replicas == int(to) {
+			if pl := g.pipeline[to]; pl != nil && pl.view == view {
+				if pp := pl.ops[op]; pp != nil && pp.id == id {
+					c.promiseCount(g, pl, op, pp, from)
+				}
+			}
+		}
+	}
+}
+
+// promisesTick checks the promises that came due more than their grace ago.
+func (c *Checker) promisesTick(tickNs int64) {
+	q := c.quiet
+	for _, id := range c.promises.order {
+		g := c.promises.groups[id]
+		for r := 0; r < c.replicas && c.violation == nil; r++ {
+			if !q.core[r] {
+				continue
+			}
+			c.checkJoin(g, uint8(r), tickNs)
+			c.checkVote(g, uint8(r), tickNs)
+			c.checkAck(g, uint8(r), tickNs)
+			c.checkRetransmit(g, uint8(r), tickNs)
+		}
+		if c.violation != nil {
+			return
+		}
+	}
+}
+
+func groupName(id uint64) string {
+	if id == wirespec.MetadataGroup {
+		return "the metadata group"
+	}
+	return fmt.Sprintf("partition group %d", id)
+}
+
+func (c *Checker) checkJoin(g *promiseGroup, r uint8, tickNs int64) {
+	v := g.join[r]
+	if v == 0 {
+		return
+	}
+	if !c.current(g, r) || g.view[r] >= v || g.status[r] == vsr.StatusRecovering {
+		g.join[r] = 0
+		return
+	}
+	if c.nowNs-g.joinNs[r] <= joinGraceTicks*tickNs {
+		return
+	}
+	c.fail(Violation{Name: NewerViewIgnored, Liveness: true, Replicas: []uint8{r, g.joinFrom[r]},
+		Detail: fmt.Sprintf("in %s, replica %d (%v in view %d) was given a %s of view %d from replica %d at %.6f s and is still in view %d: a replica that is not recovering starts a view change to any higher view it hears of",
+			groupName(g.id), r, g.status[r], g.view[r], wirespec.CommandName(g.joinCmd[r]), v, g.joinFrom[r], float64(g.joinNs[r])/1e9, g.view[r])})
+}
+
+func (c *Checker) checkVote(g *promiseGroup, r uint8, tickNs int64) {
+	if !c.current(g, r) || g.status[r] != vsr.StatusViewChange {
+		return
+	}
+	v := g.view[r]
+	k := viewReplica{v, r}
+	at, ok := g.svcQuorum[k]
+	if !ok || g.voted[k] || g.withheld[k] {
+		return
+	}
+	since := max(at, g.sinceNs[r], c.quiet.startNs)
+	if c.nowNs-since <= voteGraceTicks*tickNs {
+		return
+	}
+	durable := ""
+	if c.disks != nil && g.id == wirespec.MetadataGroup {
+		if dv, dlv, err := c.disks.DurableView(r); err == nil {
+			durable = fmt.Sprintf("; its superblock records view %d log_view %d", dv, dlv)
+		}
+	}
+	c.fail(Violation{Name: NoDoViewChange, Liveness: true, Replicas: []uint8{r},
+		Detail: fmt.Sprintf("in %s, replica %d has been in view_change status in view %d since %.6f s and heard StartViewChanges of view %d from replicas %s by %.6f s (f = %d), and no DoViewChange of view %d from it has reached any replica%s",
+			groupName(g.id), r, v, float64(g.sinceNs[r])/1e9, v, replicaSet(g.svcFrom[k], c.replicas), float64(at)/1e9, (c.replicas-1)/2, v, durable)})
+}
+
+func (c *Checker) checkAck(g *promiseGroup, r uint8, tickNs int64) {
+	d := g.ackDue[r]
+	if d.op == 0 {
+		return
+	}
+	if !c.current(g, r) || !g.normalIn(r, d.view) || g.committed[r] >= d.op {
+		// (An op the backup learned was committed needs no acknowledgement.)
+		g.ackDue[r] = ackDue{}
+		return
+	}
+	if c.nowNs-max(d.sinceN, c.quiet.startNs) <= ackGraceTicks*tickNs {
+		return
+	}
+	a := g.acked[viewReplica{d.view, r}]
+	c.fail(Violation{Name: PrepareNotAcked, Liveness: true, Replicas: []uint8{r}, Ops: []uint64{d.op},
+		Detail: fmt.Sprintf("in %s, Normal backup %d of view %d acknowledged op %d %s, was given op %d %s (its parent) by replica %d at %.6f s, and has not acknowledged it",
+			groupName(g.id), r, d.view, a.op, a.id, d.op, d.id, d.from, float64(d.sinceN)/1e9)})
+}
+
+func (c *Checker) checkRetransmit(g *promiseGroup, p uint8, tickNs int64) {
+	pl := g.pipeline[p]
+	if pl == nil || !c.current(g, p) || !g.normalIn(p, pl.view) {
+		return
+	}
+	ops := make([]uint64, 0, len(pl.ops))
+	for op := range pl.ops {
+		ops = append(ops, op)
+	}
+	slices.Sort(ops)
+	for _, op := range ops {
+		pp := pl.ops[op]
+		if !pp.ownAck {
+			continue // it has no body to send yet (a merged op it repairs)
+		}
+		for b := 0; b < c.replicas; b++ {
+			if uint8(b) == p || !c.quiet.core[b] || pp.acks&(1<<b) != 0 || !c.current(g, uint8(b)) || !g.normalIn(uint8(b), pl.view) {
+				continue
+			}
+			since := max(pp.fromNs, pp.lastNs[b], g.sinceNs[p], g.sinceNs[b], c.quiet.startNs)
+			if c.nowNs-since <= retransmitGraceTicks*tickNs {
+				continue
+			}
+			last := "never"
+			if pp.lastNs[b] != 0 {
+				last = fmt.Sprintf("last at %.6f s", float64(pp.lastNs[b])/1e9)
+			}
+			if pp.staleNs[b] > since {
+				last += fmt.Sprintf(" (at %.6f s it was sent stamped with view %d, which a backup of view %d drops)", float64(pp.staleNs[b])/1e9, pp.staleView[b], pl.view)
+			}
+			c.fail(Violation{Name: PrepareNotRetransmitted, Liveness: true, Replicas: []uint8{p, uint8(b)}, Ops: []uint64{op},
+				Detail: fmt.Sprintf("in %s, Normal primary %d of view %d holds op %d %s with acknowledgements from replicas %s (short of a replication quorum of %d), Normal backup %d has not acknowledged it, and the prepare of its view reached it %s in the quiet cluster: none in %d ticks",
+					groupName(g.id), p, pl.view, op, pp.id, replicaSet(pp.acks, c.replicas), quorumReplication(c.replicas), b, last, retransmitGraceTicks)})
+			return
+		}
+	}
+}

@@ -1,0 +1,167 @@
+package checker_test
+
+import (
+	"testing"
+
+	"github.com/iggy-vopr/vopr/checker"
+	"github.com/iggy-vopr/vopr/replica/vsr"
+)
+
+// quietNormal is a quiet cluster of n replicas, all Normal in view 0.
+func quietNormal(t *testing.T, n int) *fakeCluster {
+	f := newFake(t, n)
+	core := make([]bool, n)
+	for r := range n {
+		f.status(uint8(r), vsr.StatusNormal, 0)
+		core[r] = true
+	}
+	f.c.Quiet(f.tick(), core)
+	return f
+}
+
+// after moves the clock on by ticks and runs the quiet cluster's checks.
+func (f *fakeCluster) after(ticks int) {
+	f.at(f.now + int64(ticks)*tickNs)
+	f.c.QuietTick(f.now, tickNs)
+}
+
+// A replica told of a newer view by a StartViewChange joins it; one that
+// stays in its view is named.
+func TestNewerViewIgnored(t *testing.T) {
+	for _, bad := range []bool{false, true} {
+		f := quietNormal(t, 3)
+		f.c.Delivered(f.tick(), 1, 2, startViewChange(1, 1))
+		if !bad {
+			f.status(2, vsr.StatusViewChange, 1)
+		}
+		f.after(10)
+		if bad {
+			if v := wantViolation(t, f, checker.NewerViewIgnored); !v.Liveness {
+				t.Fatal("a promise of the quiet cluster is not marked liveness")
+			}
+			continue
+		}
+		wantPass(t, f)
+	}
+}
+
+// A recovering replica ignores view changes (consensus.md 5): no promise.
+func TestNewerViewIgnoredWhileRecovering(t *testing.T) {
+	f := quietNormal(t, 3)
+	f.status(2, vsr.StatusRecovering, 0)
+	f.c.Delivered(f.tick(), 1, 2, startViewChange(1, 1))
+	f.after(10)
+	wantPass(t, f)
+}
+
+// A replica in a view change that heard f others suspect the primary
+// votes; one that heard them and sends no DoViewChange is named, unless it
+// said it withholds its vote (an amnesiac).
+func TestNoDoViewChange(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		votes    bool
+		withheld bool
+		want     string
+	}{
+		{"votes", true, false, ""},
+		{"silent", false, false, checker.NoDoViewChange},
+		{"withholds", false, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := quietNormal(t, 3)
+			f.status(2, vsr.StatusViewChange, 1)
+			f.c.Delivered(f.tick(), 1, 2, startViewChange(1, 1))
+			if tc.withheld {
+				f.group(2, vsr.Event{Kind: vsr.EventProbe, View: 1, Probe: "amnesiac replica withholds its DoViewChange"})
+			}
+			f.after(100)
+			if tc.votes {
+				f.c.Delivered(f.tick(), 2, 1, doViewChange(f, 1, 0, 2, 0))
+				f.status(1, vsr.StatusViewChange, 1)
+			}
+			f.after(400)
+			if tc.want != "" {
+				wantViolation(t, f, tc.want)
+				return
+			}
+			wantPass(t, f)
+		})
+	}
+}
+
+// A Normal backup that acknowledged op N-1 and is given op N of its view,
+// chained to it, acknowledges it (or learns it committed); one that does
+// neither is named.
+func TestPrepareNotAcked(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		then func(f *fakeCluster, p2 *prep)
+		want string
+	}{
+		{"acknowledged", func(f *fakeCluster, p2 *prep) { f.c.Delivered(f.tick(), 1, 0, prepareOk(0, 1, p2)) }, ""},
+		{"committed", func(f *fakeCluster, p2 *prep) { f.commitTo(1, p2.op()) }, ""},
+		{"left the view", func(f *fakeCluster, p2 *prep) { f.status(1, vsr.StatusViewChange, 1) }, ""},
+		{"silent", func(f *fakeCluster, p2 *prep) {}, checker.PrepareNotAcked},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := quietNormal(t, 3)
+			p1 := f.propose(f.register(f.client(0)))
+			f.c.Delivered(f.tick(), 1, 0, prepareOk(0, 1, p1))
+			p2 := f.propose(f.register(f.client(1)))
+			f.c.Delivered(f.tick(), 0, 1, p2.frame)
+			f.after(10)
+			tc.then(f, p2)
+			f.after(600)
+			if tc.want != "" {
+				wantViolation(t, f, tc.want)
+				return
+			}
+			wantPass(t, f)
+		})
+	}
+}
+
+// A Normal primary resends a prepare short of a quorum to each Normal
+// backup that has not acknowledged it; one that never does is named.
+func TestPrepareNotRetransmitted(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		each func(f *fakeCluster, p *prep) // every 500 ticks
+		want string
+	}{
+		{"resent", func(f *fakeCluster, p *prep) {
+			f.c.Delivered(f.tick(), 0, 1, p.frame)
+			f.c.Delivered(f.tick(), 0, 2, p.frame)
+		}, ""},
+		{"resent to one backup only", func(f *fakeCluster, p *prep) { f.c.Delivered(f.tick(), 0, 1, p.frame) }, checker.PrepareNotRetransmitted},
+		{"never resent", func(f *fakeCluster, p *prep) {}, checker.PrepareNotRetransmitted},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := quietNormal(t, 3)
+			p := f.propose(f.register(f.client(0)))
+			f.group(0, vsr.Event{Kind: vsr.EventAcked, View: 0, Op: p.op(), Header: p.header})
+			for range 4 {
+				tc.each(f, p)
+				f.after(500)
+			}
+			if tc.want != "" {
+				wantViolation(t, f, tc.want)
+				return
+			}
+			wantPass(t, f)
+		})
+	}
+}
+
+// A prepare at a replication quorum is committed: nothing more is owed to
+// the backup that never acknowledged it.
+func TestPrepareAtQuorumNotOwed(t *testing.T) {
+	f := quietNormal(t, 3)
+	p := f.propose(f.register(f.client(0)))
+	f.group(0, vsr.Event{Kind: vsr.EventAcked, View: 0, Op: p.op(), Header: p.header})
+	f.c.Delivered(f.tick(), 1, 0, prepareOk(0, 1, p))
+	f.commitPrep(0, p)
+	f.after(2000)
+	wantPass(t, f)
+}
