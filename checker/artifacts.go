@@ -22,6 +22,8 @@ type Artifacts interface {
 	CheckpointZone() diskread.CheckpointZone
 	// OffsetZone places the consumer offset records.
 	OffsetZone() diskread.OffsetZone
+	// SegmentZone places the segment logs.
+	SegmentZone() diskread.SegmentZone
 	// Faulted reports whether a fault touched any of count sectors from
 	// first on r's device: a latent error, silent corruption, or a
 	// misdirected write that missed them or landed on them. What the
@@ -36,12 +38,16 @@ type artifactState struct {
 	src         Artifacts
 	checkpoints []durableCheckpoint
 	records     map[recordsKey]*groupRecords // offsetrecords.go; looked up only
+	// segmentsRead: the slots whose segment log a build has read since
+	// the replica's restart (segmentrecovery.go); looked up only.
+	segmentsRead map[slotKey]bool
 }
 
 // SetArtifacts lets the checker read the replicas' durable artifacts.
 func (c *Checker) SetArtifacts(a Artifacts) {
 	c.art.src = a
 	c.art.records = map[recordsKey]*groupRecords{}
+	c.art.segmentsRead = map[slotKey]bool{}
 	c.art.checkpoints = make([]durableCheckpoint, c.replicas)
 	for i := range c.art.checkpoints {
 		c.art.checkpoints[i].area = -1
@@ -53,6 +59,7 @@ func (c *Checker) SetArtifacts(a Artifacts) {
 func (c *Checker) artifactsCrashed(r uint8) {
 	c.checkpointCrashed(r)
 	c.offsetsCrashed(r)
+	c.segmentsCrashed(r)
 }
 
 // artifactEvent takes the partition planes' durable artifact events.
@@ -60,5 +67,7 @@ func (c *Checker) artifactEvent(e replica.Event) {
 	switch e.Kind {
 	case replica.EventOffsetsRecovered, replica.EventOffsetWrite, replica.EventOffsetDurable:
 		c.offsetEvent(e)
+	case replica.EventSegmentRecovered:
+		c.segmentRecovered(e.Replica, e.PartitionGroup, e.Disk)
 	}
 }

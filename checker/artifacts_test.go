@@ -136,3 +136,30 @@ func (f *fakeImages) offsetRecord(r uint8, slot, i, c int, group uint64, consume
 	le.PutUint64(b[40:], xxh3.Hash(b[:40]))
 	f.write(r, imgOffsetsFirst+uint64((slot*8+i)*2+c), b)
 }
+
+func (f *fakeImages) SegmentZone() diskread.SegmentZone {
+	return diskread.SegmentZone{FirstSector: imgSegmentsFirst, Slots: imgSegmentSlots, SlotSectors: imgSegmentSlotBytes / imgSectorBytes,
+		SectorSize: imgSectorBytes}
+}
+
+// segmentUnit appends a flush unit of group's batches (the first at base)
+// at byte at of replica r's slot, padded to the next sector, and returns
+// where the next unit goes (format 14.3).
+func (f *fakeImages) segmentUnit(r uint8, slot int, at int, group, base uint64, batches ...[]byte) int {
+	h := make([]byte, 64)
+	le := binary.LittleEndian
+	le.PutUint64(h, 0x3130676573706f76)
+	le.PutUint64(h[8:], group)
+	le.PutUint64(h[16:], base)
+	var payload []byte
+	for _, b := range batches {
+		payload = append(payload, b...)
+	}
+	le.PutUint64(h[24:], uint64(len(payload)))
+	le.PutUint32(h[32:], uint32(len(batches)))
+	le.PutUint64(h[40:], xxh3.Hash(payload))
+	le.PutUint64(h[56:], xxh3.Hash(h[:56]))
+	u := append(h, payload...)
+	f.write(r, imgSegmentsFirst+uint64(slot*imgSegmentSlotBytes+at)/imgSectorBytes, u)
+	return (at + len(u) + imgSectorBytes - 1) / imgSectorBytes * imgSectorBytes
+}

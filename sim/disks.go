@@ -154,3 +154,11 @@ func (d *clusterDisks) OffsetZone() diskread.OffsetZone {
 	z := d.c.Layout.ZoneIndex(partition.ZoneOffsets)
 	return diskread.OffsetZone{FirstSector: d.c.Layout.ZoneStart(z), Slots: int(d.c.Layout.Zone(z).Chunks), SectorSize: d.cfg[0].SectorSize}
 }
+
+// SegmentZone implements checker.Artifacts.
+func (d *clusterDisks) SegmentZone() diskread.SegmentZone {
+	z := d.c.Layout.ZoneIndex(partition.ZoneSegments)
+	zone := d.c.Layout.Zone(z)
+	return diskread.SegmentZone{FirstSector: d.c.Layout.ZoneStart(z), Slots: int(zone.Chunks), SlotSectors: int(zone.ChunkSectors),
+		SectorSize: d.cfg[0].SectorSize}
+}
