@@ -100,6 +100,7 @@ func (c *Checker) Sent(nowNs int64, from uint8, to int, frame []byte) {
 	if c.conform(from, to, frame); c.violation != nil || len(frame) < wire.HeaderSize {
 		return
 	}
+	c.manifestSent(from, frame)
 	group, ok := wire.GroupOf(frame)
 	if !ok {
 		return
