@@ -255,7 +255,7 @@ func fewerReplicas(o *sim.Options) {
 		}
 	}
 	if o.Replicas < 2 {
-		o.StaleAnswers, o.ViewChangeFaults = false, false
+		o.StaleAnswers, o.ViewChangeFaults, o.BadFrames = false, false, false
 		o.PartitionMode = network.PartitionNone
 	}
 }
@@ -273,6 +273,7 @@ func knobsOff(o sim.Options) (out []optionChange) {
 	off("rollback", o.Rollback, func(c *sim.Options) { c.Rollback = false })
 	off("stale-answers", o.StaleAnswers, func(c *sim.Options) { c.StaleAnswers = false })
 	off("view-change-faults", o.ViewChangeFaults, func(c *sim.Options) { c.ViewChangeFaults = false })
+	off("bad-frames", o.BadFrames, func(c *sim.Options) { c.BadFrames = false })
 	off("partition", o.PartitionProbability > 0, func(c *sim.Options) { c.PartitionProbability = 0 })
 	off("clog", o.ClogProbability > 0, func(c *sim.Options) { c.ClogProbability = 0 })
 	off("reset", o.ResetProbability > 0, func(c *sim.Options) { c.ResetProbability = 0 })

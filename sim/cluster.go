@@ -116,6 +116,9 @@ type Cluster struct {
 	// metadataLimits: the replicas' metadata ceilings, as the checker's
 	// model takes them.
 	metadataLimits refmodel.Limits
+	// receipts hands every peer frame to its replica and tells the
+	// checker what the replica did with it (badframes_receipts.go).
+	receipts *peerReceipts
 
 	disks *clusterDisks
 }
@@ -145,6 +148,8 @@ func NewCluster(o ClusterOptions) *Cluster {
 	c.Checker.SetMetadataLimits(c.metadataLimits)
 	c.Checker.SetCheckpointInterval(cfg0.CheckpointIntervalOps())
 	c.Checker.SetClientTableCapacity(cfg0.Profile.ClientTableMax)
+	c.Checker.SetFrameSizeMax(cfg0.Profile.FrameSizeMax)
+	c.receipts = newPeerReceipts(c)
 	for i := range o.Replicas {
 		n := &ReplicaNode{c: c, id: uint8(i), conns: map[network.ConnID]connKind{}}
 		n.clock = kernel.DrawClock(c.Streams.Stream(fmt.Sprintf("clock.%d", i)), o.ClockOffsetMaxNs, o.ClockDriftMaxPPB)
@@ -205,6 +210,7 @@ const (
 // event receives every replica event: the checker first, then probes.
 func (c *Cluster) event(e replica.Event) {
 	c.Checker.Replica(c.Loop.Now(), e)
+	c.receipts.event(e)
 	switch e.Kind {
 	case replica.EventCheckpoint:
 		c.Checkpoints++
@@ -474,7 +480,7 @@ func (n *ReplicaNode) received(c network.ConnID, frame []byte) {
 				n.c.onPeerFrame(c, uint8(from), n.id, frame)
 			}
 		}
-		n.rep.PeerReceived(bus.ConnID(c), frame)
+		n.c.receipts.receive(n, c, frame, false)
 	case connClient:
 		n.c.Checker.ClientDelivered(n.c.Loop.Now(), n.id, uint64(c), frame)
 		n.rep.ClientReceived(replica.ConnID(c), frame)
@@ -517,6 +523,7 @@ func (t peerTransport) Send(c bus.ConnID, frame []byte) bool {
 		to = int(peer)
 	}
 	t.n.c.Checker.Sent(t.n.c.Loop.Now(), t.n.id, to, frame)
+	t.n.c.receipts.sent(t.n.id, to, frame)
 	if t.n.c.onPeerSent != nil {
 		t.n.c.onPeerSent(t.n.id, network.ConnID(c), frame)
 	}

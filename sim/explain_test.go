@@ -172,6 +172,7 @@ func TestMemoryLossBeyondTheBoundExplainsTheStall(t *testing.T) {
 	o.StaleAnswers, o.ViewChangeFaults, o.PartitionMode = false, false, network.PartitionUniformSize
 	o.CheckpointInterval, o.JournalSlots, o.ChunkCorruptProbability = 69, 0, 0.270588
 	o.LogoutProbability = 0 // drawn since, after every knob above
+	o.BadFrames = false     // drawn since, from a stream of its own
 	res := Run(o, nil)
 	lost := regexp.MustCompile(`^beyond the memory-loss bound, 1 partition groups cannot elect: partition group 3: ` +
 		`(op 1 is committed, and no core replica's memory journal holds its prepare|1 core replicas lost its memory journal and withhold their votes)`)

@@ -42,6 +42,7 @@ const (
 	famFaults    = "the fault classes themselves"
 	famStale     = "the stale-answer nemesis"
 	famVCFaults  = "the view-change fault nemesis"
+	famBadFrames = "the bad-frames nemesis"
 )
 
 // partitionPlanePrefix is how a partition group's consensus probes are
@@ -238,6 +239,14 @@ func ProbeCatalogue() []Probe {
 		{Name: "view-change faults: the rest prepared over the struck ops", Meaning: "a replace round's rest elected without the struck primary and prepared ops at the struck ops' numbers", Scenario: famVCFaults},
 		{Name: "view-change faults: a short round's adopted head damaged, the short backups joined", Meaning: "a short replace round's struck replica, reconciled over the struck ops it never acknowledged, had its adopted head's slot damaged whole as it crashed, and was split off with backups whose logs end below the struck ops", Scenario: famVCFaults},
 		{Name: "view-change faults: a canonical voter lost an op a lower log_view holds", Meaning: "a lower-log_view round damaged, on a backup of the view the stale backups missed, the slot of the op they hold, and split it with them", Scenario: famVCFaults},
+		{Name: "bad frames: injected, breaking ", Meaning: "the bad-frames nemesis handed a replica a sealed frame that breaks that receiver rule of wire.md", Scenario: famBadFrames, Prefix: true},
+		{Name: "bad frames: void frame injected: ", Meaning: "the bad-frames nemesis handed a replica a frame valid on the wire and void by the protocol (a stale view, an op beyond its head or pipeline, a group it does not run, a chunk request of an offer never made)", Scenario: famBadFrames, Prefix: true},
+		{Name: "bad frames: the connection was gone", Meaning: "the connection a bad frame was injected on had been replaced since the receiver last read on it", Scenario: famBadFrames},
+		{Name: "bad frames: no established connection to inject on", Meaning: "no replica had read a frame from a peer on a connection still established", Scenario: famBadFrames},
+		{Name: "bad frames: impostor armed: ", Meaning: "the bad-frames nemesis armed a handshake substitution of that kind", Scenario: famBadFrames, Prefix: true},
+		{Name: "bad frames: impostor sent ", Meaning: "an impostor's handshake frame of that kind went out in place of a replica's", Scenario: famBadFrames, Prefix: true},
+		{Name: "bad frames: impostor round expired", Meaning: "no handshake of the armed step came within the round", Scenario: famBadFrames},
+		{Name: "bad frames: impostor reset a connection to get a handshake", Meaning: "an armed round reset an established connection so that a handshake would come", Scenario: famBadFrames},
 		{Name: "fault: ", Meaning: "a fault class occurred in the run (crash, partition by mode, reset by cause, storage faults, clock skew)", Scenario: famFaults, Prefix: true},
 	}
 	sort.Slice(p, func(i, j int) bool { return p[i].Name < p[j].Name })

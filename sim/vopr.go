@@ -86,7 +86,8 @@ type vopr struct {
 	rollback      *rollback    // the rollback nemesis, nil when off
 	stale         *staleAnswer // the stale-answer nemesis, nil when off
 	out           Outputs
-	vcFaults      *vcFaults // the view-change fault nemesis, nil when off
+	vcFaults      *vcFaults  // the view-change fault nemesis, nil when off
+	badFrames     *badFrames // the bad-frames nemesis, nil when off
 	// groups: the partition group ids any replica built (looked up only).
 	groups  map[uint64]bool
 	capture *captureWriter // nil without -capture
@@ -151,6 +152,13 @@ func runVOPR(o Options, out Outputs, hook func(*Cluster)) (res Result) {
 	if o.ViewChangeFaults && o.Replicas >= 2 && v.c.Atlas != nil {
 		v.vcFaults = newVCFaults(v)
 	}
+	if o.BadFrames && o.Replicas >= 2 {
+		v.badFrames = newBadFrames(v)
+		held := v.c.onPeerSend // the stale-answer nemesis's, or nil
+		v.c.onPeerSend = func(from uint8, c network.ConnID, frame []byte) bool {
+			return held != nil && held(from, c, frame) || v.badFrames.send(from, c, frame)
+		}
+	}
 	if trace != nil {
 		v.tr = newTracer(trace, v.c, &v.o)
 	}
@@ -183,6 +191,13 @@ func (v *vopr) recovered(p any, stack string) {
 	if v.c != nil {
 		v.res.Evidence = v.c.Checker.Evidence()
 		v.res.ViolationAtNs = v.c.Loop.Now()
+	}
+	if v.c != nil {
+		v.c.receipts.panicked(p)
+		if viol := v.c.Checker.Violation(); viol != nil && viol.Name == checker.FrameCrashed {
+			v.violated() // the checker named the frame the replica panicked on
+			return
+		}
 	}
 	if strings.Contains(origin, "iggy-vopr/vopr/replica") || strings.Contains(origin, "iggy-vopr/vopr/storage.") {
 		v.res.Outcome = Correctness
@@ -226,6 +241,9 @@ func (v *vopr) Fire(nowNs int64, _ uint64) (string, int32, uint64) {
 	}
 	if v.stale != nil {
 		v.stale.tick(nowNs)
+	}
+	if v.badFrames != nil {
+		v.badFrames.tick(nowNs)
 	}
 	if v.vcFaults != nil {
 		v.vcFaults.tick(nowNs)

@@ -67,6 +67,7 @@ var knobs = []knob{
 	{"rollback", false, func(o *sim.Options) any { return &o.Rollback }, "the rollback nemesis drives the partitions (turns random partitions off; an explicit -partition-mode turns it off)"},
 	{"stale-answers", false, func(o *sim.Options) any { return &o.StaleAnswers }, "the stale-answer nemesis: a probe's StartView held across its addressee's restart"},
 	{"view-change-faults", false, func(o *sim.Options) any { return &o.ViewChangeFaults }, "the view-change fault nemesis: a primary crashed with the slots of head ops only it holds damaged"},
+	{"bad-frames", false, func(o *sim.Options) any { return &o.BadFrames }, "the bad-frames nemesis: sealed frames that break one receiver rule of wire.md each, injected on the replicas' connections"},
 	{"memory-loss-bounded", false, func(o *sim.Options) any { return &o.MemoryLossBounded }, "at most f replicas without partition memory at once (a crash beyond waits)"},
 	{"sends", false, func(o *sim.Options) any { return &o.Sends }, "the workload sends messages to its partitions (needs -memory-loss-bounded)"},
 	{"flush-messages", false, func(o *sim.Options) any { return &o.FlushMessages }, "a segment log flushes once this many committed messages are buffered (Iggy: 1024)"},
@@ -503,7 +504,7 @@ func parseArgsInto(cfg *config, args []string, stderr io.Writer) (_ *config, pri
 // and noted in the seed's options when the count was drawn (needsMet).
 var replicasNeeded = struct {
 	rollback int
-	nemeses  int // the stale-answer and view-change fault nemeses
+	nemeses  int // the stale-answer, view-change fault and bad-frames nemeses
 	mode     func(network.PartitionMode) int
 }{
 	rollback: 3,
@@ -531,7 +532,7 @@ func (c *config) checkReplicaNeeds() error {
 	if rb, ok := c.given("rollback"); ok && rb.(bool) && n < replicasNeeded.rollback {
 		return &usageError{fmt.Sprintf("-rollback needs %d replicas or more, and -replicas=%d gives %d", replicasNeeded.rollback, n, n)}
 	}
-	for _, name := range []string{"stale-answers", "view-change-faults"} {
+	for _, name := range []string{"stale-answers", "view-change-faults", "bad-frames"} {
 		if on, ok := c.given(name); ok && on.(bool) && n < replicasNeeded.nemeses {
 			return &usageError{fmt.Sprintf("-%s needs %d replicas or more, and -replicas=%d gives %d", name, replicasNeeded.nemeses, n, n)}
 		}
@@ -584,6 +585,10 @@ func needsMet(o *sim.Options) []disabled {
 	if o.ViewChangeFaults && o.Replicas < replicasNeeded.nemeses {
 		o.ViewChangeFaults = false
 		off = append(off, disabled{"view-change-faults", fmt.Sprintf("needs %d replicas", replicasNeeded.nemeses)})
+	}
+	if o.BadFrames && o.Replicas < replicasNeeded.nemeses {
+		o.BadFrames = false
+		off = append(off, disabled{"bad-frames", fmt.Sprintf("needs %d replicas", replicasNeeded.nemeses)})
 	}
 	if need := replicasNeeded.mode(o.PartitionMode); o.Replicas < need {
 		_, name := knobValue(knobByName("partition-mode"), o)
@@ -793,7 +798,8 @@ flags:
   -plan FILE       replay a fault plan: the plan's seed and flags (flags given win), and
                    its firings decide the faults; delete lines to replay without them
                    (the draws still happen, so nothing else shifts). The targeted
-                   nemeses (-rollback, -stale-answers, -view-change-faults) are not in it
+                   nemeses (-rollback, -stale-answers, -view-change-faults, -bad-frames)
+                   are not in it (each draws from its own stream)
   -branch T/S      run branch S of the seed at virtual time T (vopr branch): the seed's
                    own run up to the first tick from T, its fault streams reseeded with
                    salt S from there (a -plan decides until then)
@@ -814,8 +820,8 @@ worst failure's status if one was found). On a terminal, stderr shows a progress
 
 knob flags (each overrides the value the seed's swarm drew, for every seed of a campaign;
 probabilities lie in [0, 1]; durations are nanoseconds of virtual time, ticks 10 ms each;
--rollback needs 3 replicas, -stale-answers, -view-change-faults and -partition-mode 2,
-bridge 3: refused with -replicas too small, and when the count is drawn, off for a seed
+-rollback needs 3 replicas, -stale-answers, -view-change-faults, -bad-frames and
+-partition-mode 2, bridge 3: refused with -replicas too small, and when the count is drawn, off for a seed
 drawn too small, which its options line says, as rollback=false(needs 3 replicas)):
 `
 

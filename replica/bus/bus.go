@@ -505,6 +505,15 @@ func (b *Bus) Stats() Stats {
 	return s
 }
 
+// PeerStats returns peer's counters alone, without the copy of every
+// peer's that Stats makes: a harness that compares them around each frame it
+// delivers learns what the bus did with that frame (passed it on, refused it
+// by which rule, closed the connection).
+func (b *Bus) PeerStats(peer uint8) PeerStats {
+	b.checkPeer(peer)
+	return b.peers[peer].stats
+}
+
 // Now returns the number of ticks the bus has seen.
 func (b *Bus) Now() uint64 { return b.nowTick }
 
