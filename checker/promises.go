@@ -89,8 +89,10 @@ type promiseGroup struct {
 	// ackDue[r]: the prepare r was given that chains to its last
 	// acknowledgement (op 0: none due).
 	ackDue []ackDue
-	// committed[r]: the highest op r committed in this life.
-	committed []uint64
+	// committed[r]: the highest op r committed in this life (or at most
+	// its head at a state transfer's install).
+	committed   []uint64
+	committedID []wirespec.U128 // the identity of committed[r] (zero after an install)
 
 	// pipeline[p]: the prepares primary p holds in its view, not yet at a
 	// replication quorum.
@@ -113,6 +115,7 @@ type ackDue struct {
 	view   uint32
 	op     uint64
 	id     wirespec.U128
+	parent uint64 // the op below, acknowledged or committed
 	from   uint8
 	sinceN int64
 }
@@ -145,6 +148,28 @@ type promiseBook struct {
 	lastTo    uint8
 	lastGroup uint64
 	lastNs    int64
+	// live: the partition groups the committed metadata holds, as of
+	// liveAt committed ops (a deleted group's replicas drop it, and say
+	// nothing of it per group). Looked up only.
+	live   map[uint64]bool
+	liveAt int
+}
+
+// liveGroups returns the partition groups of the committed metadata.
+func (c *Checker) liveGroups() map[uint64]bool {
+	b := &c.promises
+	if b.live != nil && b.liveAt == len(c.canon) {
+		return b.live
+	}
+	b.live, b.liveAt = map[uint64]bool{}, len(c.canon)
+	for _, st := range c.model.View().Streams {
+		for _, t := range st.Topics {
+			for _, p := range t.Partitions {
+				b.live[p.Group] = true
+			}
+		}
+	}
+	return b.live
 }
 
 // unknownGroupProbe is the probe of a replica that dropped a frame of a
@@ -176,7 +201,7 @@ func (c *Checker) promiseGroupOf(id uint64) *promiseGroup {
 		known: make([]bool, n), sinceNs: make([]int64, n), join: make([]uint32, n), joinNs: make([]int64, n),
 		joinFrom: make([]uint8, n), joinCmd: make([]uint8, n),
 		svcFrom: map[viewReplica]uint64{}, svcQuorum: map[viewReplica]int64{}, voted: map[viewReplica]bool{},
-		withheld: map[viewReplica]bool{}, acked: map[viewReplica]ackedOp{}, ackDue: make([]ackDue, n), committed: make([]uint64, n),
+		withheld: map[viewReplica]bool{}, acked: map[viewReplica]ackedOp{}, ackDue: make([]ackDue, n), committed: make([]uint64, n), committedID: make([]wirespec.U128, n),
 		pipeline: make([]*pipelineOf, n)}
 	c.promises.groups[id] = g
 	c.promises.order = append(c.promises.order, id)
@@ -200,13 +225,13 @@ func (c *Checker) groupEvent(r uint8, e vsr.Event) {
 	}
 	switch e.Kind {
 	case vsr.EventCommitted:
-		if g := c.promiseGroupOf(e.Group); c.current(g, r) {
-			g.committed[r] = max(g.committed[r], e.Op)
+		if g := c.promiseGroupOf(e.Group); c.current(g, r) && e.Op > g.committed[r] {
+			g.committed[r], g.committedID[r] = e.Op, wirespec.Get128(e.Header[:], wirespec.OffChecksum)
 		}
 	case vsr.EventStatus:
 		g := c.promiseGroupOf(e.Group)
 		if !c.current(g, r) {
-			g.committed[r] = 0
+			g.committed[r], g.committedID[r] = 0, wirespec.U128{}
 		}
 		if !c.current(g, r) || g.status[r] != e.Status || g.view[r] != e.View {
 			g.sinceNs[r] = c.nowNs
@@ -215,6 +240,14 @@ func (c *Checker) groupEvent(r uint8, e vsr.Event) {
 		g.pipeline[r] = nil
 		g.ackDue[r] = ackDue{}
 	case vsr.EventProbe:
+		// A state transfer takes the replica past every op up to the one
+		// installed (at or below its head, Op): none of them is owed an
+		// acknowledgement (a partition plane's probes come prefixed).
+		if strings.HasSuffix(e.Probe, "state transfer installed") {
+			if g := c.promiseGroupOf(e.Group); c.current(g, r) && e.Op > g.committed[r] {
+				g.committed[r], g.committedID[r] = e.Op, wirespec.U128{}
+			}
+		}
 		// (A partition plane's probes come prefixed with its name.)
 		if strings.HasSuffix(e.Probe, "amnesiac replica withholds its DoViewChange") {
 			c.promiseGroupOf(e.Group).withheld[viewReplica{e.View, r}] = true
@@ -316,16 +349,22 @@ func (c *Checker) promiseDelivered(from, to uint8, f []byte) {
 		if view != g.view[to] {
 			return
 		}
-		if !quiet || int(view)%c.replicas == int(to) {
+		// An acknowledgement goes to the view's primary: only a core one
+		// is there to receive it.
+		if !quiet || int(view)%c.replicas == int(to) || !c.quiet.core[int(view)%c.replicas] {
 			return
 		}
-		// Only an acknowledgement sent in the quiet cluster says what the
-		// backup's log ends with now (a state transfer since an older one
-		// took it past the op).
+		// The backup holds every op below this one when it acknowledged
+		// the one below in this view, or committed it (a commit needs the
+		// body; its acknowledgement may have been lost before the quiet
+		// cluster).
 		a, ok := g.acked[viewReplica{view, to}]
-		if ok && a.inc == c.incarnations[to] && a.atNs >= c.quiet.startNs && a.op+1 == p.Op && a.id == p.Parent &&
-			g.ackDue[to].op < p.Op && p.Op > g.committed[to] {
-			g.ackDue[to] = ackDue{view: view, op: p.Op, id: p.Identity, from: from, sinceN: c.nowNs}
+		chained := ok && a.inc == c.incarnations[to] && a.op+1 == p.Op && a.id == p.Parent
+		if !chained && g.committed[to]+1 == p.Op && g.committedID[to] == p.Parent && !p.Parent.IsZero() {
+			chained, a = true, ackedOp{op: g.committed[to], id: g.committedID[to]}
+		}
+		if chained && g.ackDue[to].op < p.Op && p.Op > g.committed[to] {
+			g.ackDue[to] = ackDue{view: view, op: p.Op, id: p.Identity, parent: a.op, from: from, sinceN: c.nowNs}
 		}
 	case wirespec.PrepareOk:
 		g := c.promiseGroupOf(wirespec.U64(f, wirespec.OffPrepareOkGroup))
@@ -352,8 +391,12 @@ func (c *Checker) promiseDelivered(from, to uint8, f []byte) {
 // promisesTick checks the promises that came due more than their grace ago.
 func (c *Checker) promisesTick(tickNs int64) {
 	q := c.quiet
+	live := c.liveGroups()
 	for _, id := range c.promises.order {
 		g := c.promises.groups[id]
+		if id != wirespec.MetadataGroup && !live[id] {
+			continue // deleted: its replicas dropped it (or never had it)
+		}
 		for r := 0; r < c.replicas && c.violation == nil; r++ {
 			if !q.core[r] {
 				continue
@@ -431,10 +474,9 @@ func (c *Checker) checkAck(g *promiseGroup, r uint8, tickNs int64) {
 	if c.nowNs-max(d.sinceN, c.quiet.startNs) <= ackGraceTicks*tickNs {
 		return
 	}
-	a := g.acked[viewReplica{d.view, r}]
 	c.fail(Violation{Name: PrepareNotAcked, Liveness: true, Replicas: []uint8{r}, Ops: []uint64{d.op},
-		Detail: fmt.Sprintf("in %s, Normal backup %d of view %d acknowledged op %d %s, was given op %d %s (its parent) by replica %d at %.6f s, and has not acknowledged it",
-			groupName(g.id), r, d.view, a.op, a.id, d.op, d.id, d.from, float64(d.sinceN)/1e9)})
+		Detail: fmt.Sprintf("in %s, Normal backup %d of view %d, which acknowledged or committed op %d, was given op %d %s (whose parent is that op) by replica %d at %.6f s, and has neither acknowledged nor committed it",
+			groupName(g.id), r, d.view, d.parent, d.op, d.id, d.from, float64(d.sinceN)/1e9)})
 }
 
 func (c *Checker) checkRetransmit(g *promiseGroup, p uint8, tickNs int64) {

@@ -122,6 +122,19 @@ func TestPrepareNotAcked(t *testing.T) {
 	}
 }
 
+// A backup that committed op N-1 (its acknowledgement lost) holds it: the
+// prepare of op N chained to it is owed an acknowledgement too.
+func TestPrepareNotAckedAfterCommit(t *testing.T) {
+	f := quietNormal(t, 3)
+	p1 := f.propose(f.register(f.client(0)))
+	f.commitPrep(0, p1)
+	f.commitTo(1, p1.op())
+	p2 := f.propose(f.register(f.client(1)))
+	f.c.Delivered(f.tick(), 0, 1, p2.frame)
+	f.after(610)
+	wantViolation(t, f, checker.PrepareNotAcked)
+}
+
 // A Normal primary resends a prepare short of a quorum to each Normal
 // backup that has not acknowledged it; one that never does is named.
 func TestPrepareNotRetransmitted(t *testing.T) {
