@@ -1,7 +1,9 @@
 package checker
 
 import (
+	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/iggy-vopr/vopr/checker/wirespec"
 	"github.com/iggy-vopr/vopr/replica"
@@ -24,9 +26,26 @@ import (
 // no other client's request since, and the client sent this replica
 // nothing on another connection since.
 
-// ReplyWithheld: a replica committed a request it admitted from a client
-// connection that is still open, and sent no reply on it.
-const ReplyWithheld = "committed request not answered"
+// Names of the answer promises.
+const (
+	// ReplyWithheld: a replica committed a request it admitted from a
+	// client connection that is still open, and sent no reply on it.
+	ReplyWithheld = "committed request not answered"
+	// PollUnanswered: a replica handled a PollMessages without answering
+	// it (a read is served where it lands, at once: partition-plane.md
+	// "Polls", client-ops.md 5.28).
+	PollUnanswered = "poll not answered"
+	// PollStatusWrong: a poll answered with a status client-ops.md 5.28
+	// never gives one.
+	PollStatusWrong = "poll answered with a status it never has"
+)
+
+// pollStatuses are the statuses a PollMessages reply may carry
+// (client-ops.md 5.28: success, Unauthenticated, Unauthorized, a missing
+// stream, topic or partition; DEVIATIONS.md: TransientNotAccepted from a
+// replica that has not built the partition's group yet).
+var pollStatuses = [...]uint32{0, 40, 41, 1009, 2010, 3007, 58}
+
 
 // connKey names one client connection at one replica.
 type connKey struct {
@@ -72,6 +91,8 @@ type answerState struct {
 	// lastReply: per replica, the last Reply it sent a client, unless an
 	// EventReply claimed it since.
 	lastReply []sentReply
+	// poll: per replica, the PollMessages it is handling, until answered.
+	poll []sentReply
 }
 
 type sentReply struct {
@@ -86,7 +107,7 @@ func u128(x wirespec.U128) wire.U128 { return wire.U128{Lo: x.Lo, Hi: x.Hi} }
 func (c *Checker) answerState() *answerState {
 	if c.answers == nil {
 		c.answers = &answerState{conns: map[connKey]connRecord{}, delivered: map[inflightKey]deliveryRecord{},
-			admitted: map[admitKey]admitRecord{}, lastReply: make([]sentReply, c.replicas)}
+			admitted: map[admitKey]admitRecord{}, lastReply: make([]sentReply, c.replicas), poll: make([]sentReply, c.replicas)}
 	}
 	return c.answers
 }
@@ -109,7 +130,11 @@ func (c *Checker) ClientDelivered(nowNs int64, r uint8, conn uint64, frame []byt
 		delete(a.delivered, inflightKey{r, client})
 		return
 	case !wirespec.IsMetadataOperation(op) && !wirespec.IsPartitionOperation(op):
-		return // a poll: read where it lands, never prepared
+		// A read: served where it lands, never prepared.
+		if binary.LittleEndian.Uint32(frame[wirespec.OffReqCode:]) == pollMessagesCode {
+			a.poll[r] = sentReply{client: client, request: wirespec.U64(frame, wirespec.OffReqRequest), set: true}
+		}
+		return
 	}
 	a.delivered[inflightKey{r, client}] = deliveryRecord{incarnation: inc, conn: conn, request: wirespec.U64(frame, wirespec.OffReqRequest)}
 }
@@ -156,8 +181,36 @@ func (c *Checker) sentToClient(r uint8, frame []byte) {
 	if c.answers == nil || int(r) >= c.replicas || len(frame) < wire.HeaderSize || frame[wirespec.OffCommand] != wirespec.Reply {
 		return
 	}
-	c.answers.lastReply[r] = sentReply{client: u128(wirespec.Get128(frame, wirespec.OffReplyClient)),
+	sent := sentReply{client: u128(wirespec.Get128(frame, wirespec.OffReplyClient)),
 		request: wirespec.U64(frame, wirespec.OffReplyRequest), atNs: c.nowNs, set: true}
+	c.answers.lastReply[r] = sent
+	p := c.answers.poll[r]
+	if !p.set || p.client != sent.client || p.request != sent.request || frame[wirespec.OffReplyOperation] != 2 {
+		return
+	}
+	c.answers.poll[r] = sentReply{}
+	status := binary.LittleEndian.Uint32(frame[wirespec.OffReplyStatus:])
+	if slices.Contains(pollStatuses[:], status) {
+		return
+	}
+	c.fail(Violation{Name: PollStatusWrong, Replicas: []uint8{r},
+		Detail: fmt.Sprintf("replica %d answered poll %d of client %s with status %d; a poll's are %v", r, p.request, p.client, status, pollStatuses)})
+}
+
+// ClientHandled tells the checker replica r has handled the client frame
+// ClientDelivered announced: a poll must have been answered by now.
+func (c *Checker) ClientHandled(nowNs int64, r uint8) {
+	c.nowNs = nowNs
+	if c.answers == nil || c.violation != nil || int(r) >= c.replicas {
+		return
+	}
+	p := c.answers.poll[r]
+	if !p.set {
+		return
+	}
+	c.answers.poll[r] = sentReply{}
+	c.fail(Violation{Name: PollUnanswered, Replicas: []uint8{r},
+		Detail: fmt.Sprintf("replica %d handled poll %d of client %s and sent nothing back", r, p.request, p.client)})
 }
 
 // answered checks a replica's committed reply (EventReply, which follows

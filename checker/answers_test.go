@@ -62,3 +62,38 @@ func requestFrame(r *req) []byte {
 		Operation: r.inv.Operation, RequestChecksum: r.inv.Checksum}
 	return wire.BuildFrame(&x, r.inv.Body)
 }
+
+// A poll is answered where it lands, in the step that handles it, with one
+// of the statuses client-ops.md 5.28 gives a poll.
+func TestPollAnswered(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status uint32
+		send   bool
+		want   string
+	}{
+		{name: "answered", send: true},
+		{name: "partition not found", send: true, status: 3007},
+		{name: "not answered", want: checker.PollUnanswered},
+		{name: "another status", send: true, status: 3006, want: checker.PollStatusWrong},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, cls := started(t, 3, 1)
+			cl := cls[0]
+			poll := wire.RequestHeader{Client: cl.id, Request: cl.request + 1, Session: cl.session,
+				Operation: wire.OperationNonReplicated, CommandCode: 100}
+			f.c.ClientDelivered(f.tick(), 1, 3, wire.BuildFrame(&poll, nil))
+			if tc.send {
+				x := wire.ReplyHeader{Client: cl.id, Request: poll.Request, Operation: wire.OperationNonReplicated, Status: tc.status,
+					Op: cl.session, Prefix: wire.Prefix{Replica: 1}}
+				f.c.ToClient(f.tick(), 1, wire.BuildFrame(&x, nil))
+			}
+			f.c.ClientHandled(f.tick(), 1)
+			if tc.want != "" {
+				wantViolation(t, f, tc.want)
+				return
+			}
+			wantPass(t, f)
+		})
+	}
+}

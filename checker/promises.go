@@ -97,6 +97,24 @@ type promiseGroup struct {
 	// pipeline[p]: the prepares primary p holds in its view, not yet at a
 	// replication quorum.
 	pipeline []*pipelineOf
+	// quorums: the prepares that reached a quorum at their primary, by
+	// (view, op). Looked up only.
+	quorums map[viewOp]quorumOf
+}
+
+type viewOp struct {
+	view uint32
+	op   uint64
+}
+
+// quorumOf is a prepare that reached a replication quorum at its primary:
+// its own acknowledgement and a quorum's, counted by the checker.
+type quorumOf struct {
+	primary uint8
+	inc     uint64
+	id      wirespec.U128
+	acks    uint64
+	atNs    int64
 }
 
 type viewReplica struct {
@@ -122,8 +140,10 @@ type ackDue struct {
 
 // pipelineOf is a primary's prepares of one view not yet at a quorum.
 type pipelineOf struct {
-	view uint32
-	ops  map[uint64]*pendingPrepare // looked up only; ordered() sorts
+	primary uint8
+	inc     uint64 // the primary's incarnation
+	view    uint32
+	ops     map[uint64]*pendingPrepare // looked up only; ordered() sorts
 }
 
 type pendingPrepare struct {
@@ -202,7 +222,7 @@ func (c *Checker) promiseGroupOf(id uint64) *promiseGroup {
 		joinFrom: make([]uint8, n), joinCmd: make([]uint8, n),
 		svcFrom: map[viewReplica]uint64{}, svcQuorum: map[viewReplica]int64{}, voted: map[viewReplica]bool{},
 		withheld: map[viewReplica]bool{}, acked: map[viewReplica]ackedOp{}, ackDue: make([]ackDue, n), committed: make([]uint64, n), committedID: make([]wirespec.U128, n),
-		pipeline: make([]*pipelineOf, n)}
+		pipeline: make([]*pipelineOf, n), quorums: map[viewOp]quorumOf{}}
 	c.promises.groups[id] = g
 	c.promises.order = append(c.promises.order, id)
 	return g
@@ -278,7 +298,7 @@ func (c *Checker) groupEvent(r uint8, e vsr.Event) {
 func (c *Checker) pipelineAdd(g *promiseGroup, p uint8, view uint32, op uint64, id wirespec.U128) {
 	pl := g.pipeline[p]
 	if pl == nil || pl.view != view {
-		pl = &pipelineOf{view: view, ops: map[uint64]*pendingPrepare{}}
+		pl = &pipelineOf{primary: p, inc: c.incarnations[p], view: view, ops: map[uint64]*pendingPrepare{}}
 		g.pipeline[p] = pl
 	}
 	if pl.ops[op] == nil {
@@ -293,6 +313,7 @@ func (c *Checker) promiseCount(g *promiseGroup, pl *pipelineOf, op uint64, p *pe
 	p.acks |= 1 << r
 	if p.ownAck && bits.OnesCount64(p.acks) >= quorumReplication(c.replicas) {
 		delete(pl.ops, op)
+		g.quorums[viewOp{pl.view, op}] = quorumOf{primary: pl.primary, inc: pl.inc, id: p.id, acks: p.acks, atNs: c.nowNs}
 	}
 }
 
@@ -405,6 +426,7 @@ func (c *Checker) promisesTick(tickNs int64) {
 			c.checkVote(g, uint8(r), tickNs)
 			c.checkAck(g, uint8(r), tickNs)
 			c.checkRetransmit(g, uint8(r), tickNs)
+			c.checkQuorumCommitted(g, uint8(r), tickNs)
 		}
 		if c.violation != nil {
 			return
@@ -515,4 +537,30 @@ func (c *Checker) checkRetransmit(g *promiseGroup, p uint8, tickNs int64) {
 			return
 		}
 	}
+}
+
+// quorumCommitGraceTicks: a primary applies an op once a quorum holds it,
+// in the handler of the acknowledgement that made the quorum.
+const quorumCommitGraceTicks = 50
+
+// checkQuorumCommitted holds a Normal primary to committing its next op
+// once its own acknowledgement and a quorum's were counted, before the
+// quiet cluster too (liveness.go counts only those the quiet cluster
+// delivers: a primary whose pipeline emptied sends no more prepares, and
+// hears no more acknowledgements, of an op it sits on).
+func (c *Checker) checkQuorumCommitted(g *promiseGroup, p uint8, tickNs int64) {
+	if !c.current(g, p) || g.status[p] != vsr.StatusNormal || int(g.view[p])%c.replicas != int(p) {
+		return
+	}
+	next := g.committed[p] + 1
+	q, ok := g.quorums[viewOp{g.view[p], next}]
+	if !ok || q.primary != p || q.inc != c.incarnations[p] {
+		return
+	}
+	if c.nowNs-max(q.atNs, c.quiet.startNs, g.sinceNs[p]) <= quorumCommitGraceTicks*tickNs {
+		return
+	}
+	c.fail(Violation{Name: QuorumNotCommitted, Liveness: true, Replicas: []uint8{p}, Ops: []uint64{next},
+		Detail: fmt.Sprintf("in %s, replica %d, the Normal primary of view %d, has held its own and %d replicas' acknowledgements of op %d %s (replicas %s) since %.6f s, a replication quorum of %d, and has not committed it (it committed op %d)",
+			groupName(g.id), p, g.view[p], bits.OnesCount64(q.acks)-1, next, q.id, replicaSet(q.acks, c.replicas), float64(q.atNs)/1e9, quorumReplication(c.replicas), g.committed[p])})
 }

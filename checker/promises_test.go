@@ -178,3 +178,27 @@ func TestPrepareAtQuorumNotOwed(t *testing.T) {
 	f.after(2000)
 	wantPass(t, f)
 }
+
+// A quorum counted before the quiet cluster binds the primary in it too:
+// its pipeline emptied, no acknowledgement of the op arrives again.
+func TestQuorumBeforeQuietNotCommitted(t *testing.T) {
+	for _, bad := range []bool{false, true} {
+		f := newFake(t, 3)
+		for r := range 3 {
+			f.status(uint8(r), vsr.StatusNormal, 0)
+		}
+		p := f.propose(f.register(f.client(0)))
+		f.group(0, vsr.Event{Kind: vsr.EventAcked, View: 0, Op: p.op(), Header: p.header})
+		f.c.Delivered(f.tick(), 1, 0, prepareOk(0, 1, p))
+		if !bad {
+			f.commitPrep(0, p)
+		}
+		f.c.Quiet(f.tick(), []bool{true, true, true})
+		f.after(60)
+		if bad {
+			wantViolation(t, f, checker.QuorumNotCommitted)
+			continue
+		}
+		wantPass(t, f)
+	}
+}

@@ -484,6 +484,7 @@ func (n *ReplicaNode) received(c network.ConnID, frame []byte) {
 	case connClient:
 		n.c.Checker.ClientDelivered(n.c.Loop.Now(), n.id, uint64(c), frame)
 		n.rep.ClientReceived(replica.ConnID(c), frame)
+		n.c.Checker.ClientHandled(n.c.Loop.Now(), n.id)
 	}
 }
 
