@@ -62,12 +62,14 @@ func (c *Checker) artifactsCrashed(r uint8) {
 	c.segmentsCrashed(r)
 }
 
-// artifactEvent takes the partition planes' durable artifact events.
+// artifactEvent takes the durable artifact events.
 func (c *Checker) artifactEvent(e replica.Event) {
 	switch e.Kind {
 	case replica.EventOffsetsRecovered, replica.EventOffsetWrite, replica.EventOffsetDurable:
 		c.offsetEvent(e)
 	case replica.EventSegmentRecovered:
 		c.segmentRecovered(e.Replica, e.PartitionGroup, e.Disk)
+	case replica.EventCheckpointRead:
+		c.checkpointRead(e.Replica, e.Op, e.Frame, e.Disk.Identity, e.Disk.Timestamp)
 	}
 }

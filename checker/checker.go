@@ -317,7 +317,8 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 		c.partitionInstalled(e.Replica, e.PartitionGroup, e.Op, e.Frame, e.Offsets)
 		c.offsetsInstalled(e.Replica, e.PartitionGroup, e.Offsets)
 		return
-	case replica.EventOffsetsRecovered, replica.EventOffsetWrite, replica.EventOffsetDurable, replica.EventSegmentRecovered:
+	case replica.EventOffsetsRecovered, replica.EventOffsetWrite, replica.EventOffsetDurable, replica.EventSegmentRecovered,
+		replica.EventCheckpointRead:
 		c.artifactEvent(e)
 		return
 	case replica.EventReply:

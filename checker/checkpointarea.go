@@ -205,14 +205,21 @@ func (c *Checker) findDurable(r uint8, state wire.VsrState) durableCheckpoint {
 	if d.op == 0 {
 		return d
 	}
-	found, _ := diskread.FindCheckpoint(c.art.src.CheckpointZone(), c.art.src.Peek(r), d.op, state.CheckpointChecksum)
+	found, area := diskread.FindCheckpoint(c.art.src.CheckpointZone(), c.art.src.Peek(r), d.op, state.CheckpointChecksum)
 	switch {
-	case found >= 0 && !c.areaFaulted(r, found):
+	case found >= 0 && !c.checkpointFaulted(r, found, area):
 		d.area = found
 	case found >= 0 || c.areaFaulted(r, 0) || c.areaFaulted(r, 1):
 		d.lost = d.op
 	}
 	return d
+}
+
+// checkpointFaulted reports whether a fault touched the sectors of area a
+// that the checkpoint read there occupies.
+func (c *Checker) checkpointFaulted(r uint8, a int, area diskread.CheckpointArea) bool {
+	first, count := c.art.src.CheckpointZone().Sectors(a, area)
+	return c.art.src.Faulted(r, first, count)
 }
 
 // areaFaulted reports whether a fault touched area a of r's device.
@@ -236,4 +243,32 @@ func (c *Checker) areasFound(r uint8) string {
 		}
 	}
 	return s
+}
+
+// checkpointRead checks the checkpoint a restart read back, before it
+// restores it (EventCheckpointRead): the superblock's, with the prepare
+// identity and timestamp its area's header holds by the checker's own
+// reading.
+func (c *Checker) checkpointRead(r uint8, op uint64, payload []byte, identity wire.U128, timestamp uint64) {
+	a := c.art.src
+	if a == nil || c.violation != nil {
+		return
+	}
+	sb, err := diskread.ReadSuperblock(a.Geometry(r), a.Peek(r))
+	if err != nil {
+		return
+	}
+	sum := wire.SnapshotChecksum(payload)
+	if sb.State.CheckpointOp != op || sb.State.CheckpointChecksum != sum {
+		return // checkpointRestored names it
+	}
+	found, area := diskread.FindCheckpoint(a.CheckpointZone(), a.Peek(r), op, sum)
+	if found < 0 || c.checkpointFaulted(r, found, area) {
+		return
+	}
+	if area.Identity != identity || area.Timestamp != timestamp {
+		c.fail(Violation{Name: CheckpointMisread, Replicas: []uint8{r}, Ops: []uint64{op},
+			Detail: fmt.Sprintf("replica %d read back the checkpoint at op %d as the prepare %s stamped %d, but its area %d's header holds %s stamped %d",
+				r, op, identity, timestamp, found, area.Identity, area.Timestamp)})
+	}
 }

@@ -104,6 +104,7 @@ func (r *Replica) adoptCheckpoint(cp transfer.Checkpoint, area int, clientTable 
 // The payload passed the area's checksums, so a payload that does not
 // decode is this replica's own bug.
 func (r *Replica) restore(cp *transfer.Checkpoint) {
+	r.reportCheckpointRead(cp)
 	state, meta, err := metadata.DecodeSnapshot(cp.Payload, r.cfg.MetadataLimits())
 	if err != nil {
 		panic(fmt.Sprintf("replica %d: the checkpoint at op %d does not decode: %v", r.cfg.Replica, cp.Op, err))

@@ -3,6 +3,7 @@ package replica
 import (
 	"slices"
 
+	"github.com/iggy-vopr/vopr/replica/transfer"
 	"github.com/iggy-vopr/vopr/replica/wire"
 )
 
@@ -44,4 +45,11 @@ func offsetEntries(offsets map[uint32]uint64) []wire.OffsetEntry {
 		out[i] = wire.OffsetEntry{ID: k, Offset: offsets[k]}
 	}
 	return out
+}
+
+// reportCheckpointRead reports the checkpoint a restart read back, as
+// transfer.Open read its area, before restore judges it.
+func (r *Replica) reportCheckpointRead(cp *transfer.Checkpoint) {
+	r.env.Sink.Event(Event{Kind: EventCheckpointRead, Replica: r.cfg.Replica, Op: cp.Op, Frame: cp.Payload,
+		Disk: DiskReport{Identity: cp.Identity, Timestamp: cp.Timestamp}})
 }

@@ -80,12 +80,16 @@ const (
 	// and read back its segment log (partition.SegmentLog.Recover):
 	// Disk.Segment.
 	EventSegmentRecovered
+	// EventCheckpointRead: a restart read back the checkpoint at Op
+	// (payload Frame) from its area, the header naming Disk.Identity and
+	// Disk.Timestamp, before it restores it (EventRestored follows).
+	EventCheckpointRead
 )
 
-// DiskReport is what the partition planes' durable artifact events
-// (EventOffsetsRecovered, EventOffsetWrite, EventOffsetDurable,
-// EventSegmentRecovered) report, for a checker that reads the same
-// records from the device by its own reading of their format.
+// DiskReport is what the durable artifact events (EventOffsetsRecovered,
+// EventOffsetWrite, EventOffsetDurable, EventSegmentRecovered,
+// EventCheckpointRead) report, for a checker that reads the same records
+// from the device by its own reading of their format.
 type DiskReport struct {
 	Slot int // the partition superblock slot the group runs in
 	// One consumer's offset write.
@@ -99,6 +103,10 @@ type DiskReport struct {
 	Torn, Corrupt int
 	// What the segment log's open found in the slot for the group.
 	Segment partition.SegmentRecovery
+	// The checkpoint a restart read: its header's prepare identity and
+	// timestamp.
+	Identity  wire.U128
+	Timestamp uint64
 }
 
 // Event is one thing a replica reports.

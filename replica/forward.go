@@ -157,9 +157,15 @@ func (r *Replica) onForwardRegister(from uint8, h *wire.Header) {
 	r.sendRegisterResult(from, x.Nonce, x.Client, outcome, 0, 0)
 }
 
-// onForwardLogout: the primary's side of a forwarded logout. A session that
-// is gone already, or was superseded, logs out as a no-op: Ok at the
-// current commit (client-ops.md 5.2 [shell]).
+// onForwardLogout: the primary's side of a forwarded logout. A session its
+// client table shows superseded for good (a newer epoch, or the request at
+// or below the watermark: both only grow along the log) logs out as a
+// no-op, Ok at the current commit (client-ops.md 5.2 [shell]). A session
+// the table does not hold, or holds at an older epoch, is proposed: this
+// primary may be a stale one whose table has not applied the Register yet
+// (VOPR seed 424401: a primary cut off in an old view told a client its
+// live session was gone), and the commit removes whatever the log's order
+// says is there, or nothing (DEVIATIONS.md 69).
 func (r *Replica) onForwardLogout(from uint8, h *wire.Header) {
 	var x wire.ForwardLogoutHeader
 	x.Decode(h)
@@ -174,10 +180,13 @@ func (r *Replica) onForwardLogout(from uint8, h *wire.Header) {
 	}
 	if outcome == wire.ForwardLogoutOk {
 		e, ok := r.table.Lookup(x.Client)
-		if !ok || e.Epoch != x.Session || x.Request <= e.Watermark {
+		if ok && (e.Epoch > x.Session || e.Epoch == x.Session && x.Request <= e.Watermark) {
 			r.probe("forwarded logout of a gone session: no-op")
 			r.sendLogoutResult(from, x.Nonce, x.Client, outcome, r.metadata.CommitMax())
 			return
+		}
+		if !ok || e.Epoch < x.Session {
+			r.probe("forwarded logout of a session this table does not hold: proposed")
 		}
 		// ForwardLogout carries no request_checksum: the prepare's is 0
 		// (a Logout's body is empty, so nothing can be confused with it).

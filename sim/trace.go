@@ -183,7 +183,8 @@ func (t *tracer) replica(e replica.Event) {
 		l.Kind, l.Op = "state_installed", e.Op
 	case replica.EventPartitionInstalled:
 		l.Kind, l.Op, l.Group = "state_installed", e.Op, e.PartitionGroup
-	case replica.EventOffsetsRecovered, replica.EventOffsetWrite, replica.EventOffsetDurable, replica.EventSegmentRecovered:
+	case replica.EventOffsetsRecovered, replica.EventOffsetWrite, replica.EventOffsetDurable, replica.EventSegmentRecovered,
+		replica.EventCheckpointRead:
 		return // for the checker's reading of the disk; the trace has the probes
 	}
 	t.write(l)

@@ -186,6 +186,11 @@ func runVOPR(o Options, out Outputs, hook func(*Cluster)) (res Result) {
 // recovered classifies a panic: one raised in replica (or checker) code is
 // a correctness failure, anything else a simulator error.
 func (v *vopr) recovered(p any, stack string) {
+	if v.c != nil && v.violated() {
+		// The checker named a broken promise before the replica's own
+		// assertion tripped over it, in the same event: its name first.
+		return
+	}
 	origin := panicOrigin(stack)
 	v.res.Evidence = nil
 	if v.c != nil {
