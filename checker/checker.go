@@ -495,12 +495,13 @@ func (c *Checker) firstCommit(r uint8, p wire.PrepareHeader, h wire.Header, body
 					p.Op, p.Operation, p.Request, p.Client, p.RequestChecksum)})
 			return
 		}
-		if prev, dup := c.executed[key]; dup {
+		if prev, dup := c.executed[key]; dup && !c.logoutRepeat(&p) {
 			c.fail(Violation{Name: DuplicateApply, Replicas: []uint8{r}, Ops: []uint64{prev, p.Op},
 				Detail: fmt.Sprintf("request %d of client %s committed as op %d and again as op %d", p.Request, p.Client, prev, p.Op)})
 			return
+		} else if !dup {
+			c.executed[key] = p.Op
 		}
-		c.executed[key] = p.Op
 		invokedMax = max(invokedMax, inv.inv.AtNs)
 	}
 	body = append([]byte(nil), body...)

@@ -55,3 +55,17 @@ func (c *Checker) preparedFor(r uint8, g vsr.Event) {
 	}
 	c.inflight[k] = inflightRecord{incarnation: c.incarnations[r], view: g.View, op: p.Op, request: p.Request, operation: p.Operation}
 }
+
+// logoutRepeat reports whether p, a request committed before, is a Logout
+// of a client whose session the table no longer holds: a no-op, not a
+// second apply. A primary proposes a forwarded Logout of a session its own
+// table does not hold (it may be a stale primary that has not applied the
+// Register: DEVIATIONS.md 69), so a retried Logout can commit again after
+// the first removed the session; the table then has nothing to remove.
+func (c *Checker) logoutRepeat(p *wire.PrepareHeader) bool {
+	if p.Operation != wire.OperationLogout || c.table == nil {
+		return false
+	}
+	_, holds := c.table.index[p.Client]
+	return !holds
+}

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/iggy-vopr/vopr/checker"
+	"github.com/iggy-vopr/vopr/replica/vsr"
+	"github.com/iggy-vopr/vopr/replica/wire"
 )
 
 // A primary prepares nothing of a client while that client's earlier
@@ -31,5 +33,29 @@ func TestTwoRequestsOfOneClientInFlight(t *testing.T) {
 			}
 			wantPass(t, f)
 		})
+	}
+}
+
+// A Logout committed again after the first removed its session is a no-op,
+// not a second apply; any other request committed twice is.
+func TestLogoutCommittedAgainIsANoOp(t *testing.T) {
+	for _, logout := range []bool{true, false} {
+		f := newFake(t, 3)
+		f.c.SetClientTableCapacity(4)
+		f.status(0, vsr.StatusNormal, 0)
+		cls := []*fakeClient{f.client(0)}
+		f.do(f.register(cls[0]))
+		c := call{op: wire.OperationLogout}
+		if !logout {
+			c = createStream("a")
+		}
+		r := f.do(f.invoke(cls[0], c))
+		f.propose(r) // the retry, forwarded by another backup, proposed again
+		f.commitAll()
+		if logout {
+			wantPass(t, f)
+			continue
+		}
+		wantViolation(t, f, checker.DuplicateApply)
 	}
 }
