@@ -40,6 +40,15 @@ const (
 	// core backup had not acknowledged, short of a replication quorum, and
 	// did not send it to that backup again.
 	PrepareNotRetransmitted = "a prepare not retransmitted to a backup that has not acknowledged it"
+	// StartViewNotAdopted: a core replica was given a StartView of its
+	// view or a newer one, with the view's log, by that view's primary,
+	// and neither went Normal in it nor moved to a newer view.
+	StartViewNotAdopted = "a StartView not adopted"
+	// ViewNotDurable: a core replica's superblock still records an older
+	// view (or log_view) than the one it is in, long after it moved: its
+	// state write never completed, and persist-before-send keeps it from
+	// saying anything of its view.
+	ViewNotDurable = "a view not made durable"
 )
 
 // The graces, in ticks, past the moment a promise became due. A frame is
@@ -57,6 +66,12 @@ const (
 	// ackGraceTicks: the acknowledgement waits for the prepare's journal
 	// write and its sync, behind the writes queued before it.
 	ackGraceTicks = 600
+	// adoptGraceTicks: adopting a StartView repairs the bodies the
+	// replica lacks, reconciles its journal and writes its state; a log
+	// beyond its ring waits for a state transfer first.
+	adoptGraceTicks = 3000
+	// durableGraceTicks: a state write is one superblock write and sync.
+	durableGraceTicks = 300
 	// retransmitGraceTicks: the prepare timeout backs off to 25 << 4 ticks
 	// plus up to half of that again (600 ticks); the frame then travels.
 	retransmitGraceTicks = 1000
@@ -100,6 +115,25 @@ type promiseGroup struct {
 	// quorums: the prepares that reached a quorum at their primary, by
 	// (view, op). Looked up only.
 	quorums map[viewOp]quorumOf
+	// svDue[r]: the newest StartView r was given that it owes adopting
+	// (view 0: none); rsvInc[r]: the incarnation of r's last
+	// RequestStartView (a probe answer echoes it).
+	svDue  []svDue
+	rsvInc []wirespec.U128
+	// durableView[r]: the view and log_view r's superblock was last seen
+	// to record (the metadata group only).
+	durableView    []uint32
+	durableLogView []uint32
+	// told[r]: the newest view of a frame of the group delivered to r in
+	// this life (a view above it, r moved to of its own accord).
+	told []uint32
+}
+
+type svDue struct {
+	view   uint32
+	op     uint64
+	from   uint8
+	sinceN int64
 }
 
 type viewOp struct {
@@ -163,6 +197,8 @@ type pendingPrepare struct {
 type promiseBook struct {
 	groups map[uint64]*promiseGroup
 	order  []uint64
+	// tickNs: the tick, as the quiet cluster's checks were told it.
+	tickNs int64
 	// The last frame delivered: its addressee, group and time (a replica
 	// that drops it as of a group it does not have says so at once).
 	lastTo    uint8
@@ -222,7 +258,8 @@ func (c *Checker) promiseGroupOf(id uint64) *promiseGroup {
 		joinFrom: make([]uint8, n), joinCmd: make([]uint8, n),
 		svcFrom: map[viewReplica]uint64{}, svcQuorum: map[viewReplica]int64{}, voted: map[viewReplica]bool{},
 		withheld: map[viewReplica]bool{}, acked: map[viewReplica]ackedOp{}, ackDue: make([]ackDue, n), committed: make([]uint64, n), committedID: make([]wirespec.U128, n),
-		pipeline: make([]*pipelineOf, n), quorums: map[viewOp]quorumOf{}}
+		pipeline: make([]*pipelineOf, n), quorums: map[viewOp]quorumOf{}, svDue: make([]svDue, n), rsvInc: make([]wirespec.U128, n),
+		durableView: make([]uint32, n), durableLogView: make([]uint32, n), told: make([]uint32, n)}
 	c.promises.groups[id] = g
 	c.promises.order = append(c.promises.order, id)
 	return g
@@ -251,8 +288,9 @@ func (c *Checker) groupEvent(r uint8, e vsr.Event) {
 	case vsr.EventStatus:
 		g := c.promiseGroupOf(e.Group)
 		if !c.current(g, r) {
-			g.committed[r], g.committedID[r] = 0, wirespec.U128{}
+			g.committed[r], g.committedID[r], g.told[r], g.svDue[r] = 0, wirespec.U128{}, 0, svDue{}
 		}
+		c.checkAbandoned(g, r, e)
 		if !c.current(g, r) || g.status[r] != e.Status || g.view[r] != e.View {
 			g.sinceNs[r] = c.nowNs
 		}
@@ -338,6 +376,7 @@ func (c *Checker) promiseDelivered(from, to uint8, f []byte) {
 		}
 		g := c.promiseGroupOf(wirespec.U64(f, off))
 		c.promises.lastGroup = g.id
+		g.told[to] = max(g.told[to], view)
 		if cmd == wirespec.DoViewChange {
 			g.voted[viewReplica{view, from}] = true
 		}
@@ -355,6 +394,7 @@ func (c *Checker) promiseDelivered(from, to uint8, f []byte) {
 		p := wirespec.ReadPrepare(f)
 		g := c.promiseGroupOf(p.Group)
 		c.promises.lastGroup = g.id
+		g.told[to] = max(g.told[to], view)
 		if !c.current(g, to) || g.status[to] != vsr.StatusNormal {
 			return
 		}
@@ -387,6 +427,27 @@ func (c *Checker) promiseDelivered(from, to uint8, f []byte) {
 		if chained && g.ackDue[to].op < p.Op && p.Op > g.committed[to] {
 			g.ackDue[to] = ackDue{view: view, op: p.Op, id: p.Identity, parent: a.op, from: from, sinceN: c.nowNs}
 		}
+	case wirespec.RequestStartView:
+		g := c.promiseGroupOf(wirespec.U64(f, 128))
+		c.promises.lastGroup = g.id
+		g.rsvInc[from] = wirespec.Get128(f, wirespec.OffSVIncarnate)
+	case wirespec.StartView:
+		g := c.promiseGroupOf(wirespec.U64(f, wirespec.OffVoteGroup))
+		c.promises.lastGroup = g.id
+		g.told[to] = max(g.told[to], view)
+		// Owed: a StartView of the view's primary with the view's log (an
+		// empty body cannot anchor a log above the replica's commit: it
+		// asks again), not a
+		// probe answer to another incarnation (the narrow guard of
+		// consensus.md correction 6 may refuse it).
+		inc := wirespec.Get128(f, wirespec.OffSVIncarnate)
+		op := wirespec.U64(f, wirespec.OffVoteOp)
+		if !quiet || int(view)%c.replicas != int(from) || len(f) <= wirespec.HeaderSize && op > g.committed[to] ||
+			!inc.IsZero() && inc != g.rsvInc[to] || !c.current(g, to) || g.view[to] > view ||
+			g.view[to] == view && g.status[to] == vsr.StatusNormal || g.svDue[to].view >= view {
+			return
+		}
+		g.svDue[to] = svDue{view: view, op: op, from: from, sinceN: c.nowNs}
 	case wirespec.PrepareOk:
 		g := c.promiseGroupOf(wirespec.U64(f, wirespec.OffPrepareOkGroup))
 		c.promises.lastGroup = g.id
@@ -412,6 +473,7 @@ func (c *Checker) promiseDelivered(from, to uint8, f []byte) {
 // promisesTick checks the promises that came due more than their grace ago.
 func (c *Checker) promisesTick(tickNs int64) {
 	q := c.quiet
+	c.promises.tickNs = tickNs
 	live := c.liveGroups()
 	for _, id := range c.promises.order {
 		g := c.promises.groups[id]
@@ -427,6 +489,8 @@ func (c *Checker) promisesTick(tickNs int64) {
 			c.checkAck(g, uint8(r), tickNs)
 			c.checkRetransmit(g, uint8(r), tickNs)
 			c.checkQuorumCommitted(g, uint8(r), tickNs)
+			c.checkAdopted(g, uint8(r), tickNs)
+			c.checkDurable(g, uint8(r), tickNs)
 		}
 		if c.violation != nil {
 			return
@@ -563,4 +627,59 @@ func (c *Checker) checkQuorumCommitted(g *promiseGroup, p uint8, tickNs int64) {
 	c.fail(Violation{Name: QuorumNotCommitted, Liveness: true, Replicas: []uint8{p}, Ops: []uint64{next},
 		Detail: fmt.Sprintf("in %s, replica %d, the Normal primary of view %d, has held its own and %d replicas' acknowledgements of op %d %s (replicas %s) since %.6f s, a replication quorum of %d, and has not committed it (it committed op %d)",
 			groupName(g.id), p, g.view[p], bits.OnesCount64(q.acks)-1, next, q.id, replicaSet(q.acks, c.replicas), float64(q.atNs)/1e9, quorumReplication(c.replicas), g.committed[p])})
+}
+
+// checkAbandoned: a replica that owed adopting a StartView and moved to a
+// newer view that no frame told it of (its own election: a timeout) gave
+// the StartView up, at that moment.
+func (c *Checker) checkAbandoned(g *promiseGroup, r uint8, e vsr.Event) {
+	d := g.svDue[r]
+	if c.quiet == nil || d.view == 0 || !c.current(g, r) || e.View <= d.view || e.View <= g.told[r] ||
+		g.view[r] == d.view && g.status[r] == vsr.StatusNormal || c.nowNs-d.sinceN <= joinGraceTicks*c.promises.tickNs {
+		return
+	}
+	c.fail(Violation{Name: StartViewNotAdopted, Liveness: true, Replicas: []uint8{r, d.from}, Ops: []uint64{d.op},
+		Detail: fmt.Sprintf("in %s, replica %d (%v in view %d) was given a StartView of view %d (head op %d) by its primary %d at %.6f s, did not go Normal in it, and moved to view %d (%v) of its own accord (no frame of that view reached it)",
+			groupName(g.id), r, g.status[r], g.view[r], d.view, d.op, d.from, float64(d.sinceN)/1e9, e.View, e.Status)})
+}
+
+func (c *Checker) checkAdopted(g *promiseGroup, r uint8, tickNs int64) {
+	d := g.svDue[r]
+	if d.view == 0 {
+		return
+	}
+	if !c.current(g, r) || g.view[r] > d.view || g.view[r] == d.view && g.status[r] == vsr.StatusNormal {
+		g.svDue[r] = svDue{}
+		return
+	}
+	if c.nowNs-max(d.sinceN, c.quiet.startNs) <= adoptGraceTicks*tickNs {
+		return
+	}
+	c.fail(Violation{Name: StartViewNotAdopted, Liveness: true, Replicas: []uint8{r, d.from}, Ops: []uint64{d.op},
+		Detail: fmt.Sprintf("in %s, replica %d (%v in view %d) was given a StartView of view %d (head op %d) by its primary %d at %.6f s, and %d ticks later is neither Normal in it nor in a newer view",
+			groupName(g.id), r, g.status[r], g.view[r], d.view, d.op, d.from, float64(d.sinceN)/1e9, adoptGraceTicks)})
+}
+
+// checkDurable holds a core replica of the metadata group to making the
+// view it is in durable (the checker reads its superblock with its own
+// reader, only once the grace has passed).
+func (c *Checker) checkDurable(g *promiseGroup, r uint8, tickNs int64) {
+	if g.id != wirespec.MetadataGroup || c.disks == nil || !c.current(g, r) || g.status[r] == vsr.StatusRecovering {
+		return
+	}
+	v := g.view[r]
+	if g.durableView[r] >= v || c.nowNs-max(g.sinceNs[r], c.quiet.startNs) <= durableGraceTicks*tickNs {
+		return
+	}
+	dv, dlv, err := c.disks.DurableView(r)
+	if err != nil {
+		return // the superblock is not readable now (a write in flight): read again next tick
+	}
+	g.durableView[r], g.durableLogView[r] = dv, dlv
+	if dv >= v {
+		return
+	}
+	c.fail(Violation{Name: ViewNotDurable, Liveness: true, Replicas: []uint8{r},
+		Detail: fmt.Sprintf("in %s, replica %d has been %v in view %d since %.6f s, and its superblock still records view %d log_view %d",
+			groupName(g.id), r, g.status[r], v, float64(g.sinceNs[r])/1e9, dv, dlv)})
 }

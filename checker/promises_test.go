@@ -5,6 +5,7 @@ import (
 
 	"github.com/iggy-vopr/vopr/checker"
 	"github.com/iggy-vopr/vopr/replica/vsr"
+	"github.com/iggy-vopr/vopr/replica/wire"
 )
 
 // quietNormal is a quiet cluster of n replicas, all Normal in view 0.
@@ -197,6 +198,79 @@ func TestQuorumBeforeQuietNotCommitted(t *testing.T) {
 		f.after(60)
 		if bad {
 			wantViolation(t, f, checker.QuorumNotCommitted)
+			continue
+		}
+		wantPass(t, f)
+	}
+}
+
+// A replica given its view's StartView by the view's primary goes Normal in
+// it; one that does not, or that leaves for a view no frame told it of
+// (its own election), is named.
+func TestStartViewNotAdopted(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		then func(f *fakeCluster)
+		want string
+	}{
+		{"adopted", func(f *fakeCluster) { f.status(2, vsr.StatusNormal, 3) }, ""},
+		{"told of a newer view", func(f *fakeCluster) {
+			f.c.Delivered(f.tick(), 1, 2, startViewChange(4, 1))
+			f.status(2, vsr.StatusViewChange, 4)
+			f.c.Delivered(f.tick(), 2, 1, doViewChange(f, 4, 0, 2, 0))
+			f.status(1, vsr.StatusViewChange, 4)
+			f.status(0, vsr.StatusViewChange, 4)
+			f.c.Delivered(f.tick(), 2, 0, doViewChange(f, 4, 0, 2, 0))
+			f.c.Delivered(f.tick(), 1, 0, doViewChange(f, 4, 0, 1, 0))
+			f.c.Delivered(f.tick(), 0, 1, doViewChange(f, 4, 0, 0, 0))
+		}, ""},
+		{"elected itself", func(f *fakeCluster) {
+			f.at(f.now + 10*tickNs)
+			f.status(2, vsr.StatusViewChange, 4)
+		}, checker.StartViewNotAdopted},
+		{"stayed", func(f *fakeCluster) {}, checker.StartViewNotAdopted},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := quietNormal(t, 3)
+			p := f.propose(f.register(f.client(0)))
+			f.status(2, vsr.StatusRecovering, 3)
+			f.c.Delivered(f.tick(), 0, 2, startView(3, p))
+			f.after(10)
+			tc.then(f)
+			f.after(3100)
+			if tc.want != "" {
+				wantViolation(t, f, tc.want)
+				return
+			}
+			wantPass(t, f)
+		})
+	}
+}
+
+// startView is view's StartView from its primary with p's header.
+func startView(view uint32, p *prep) []byte {
+	x := wire.StartViewHeader{Prefix: wire.Prefix{View: view, Replica: uint8(view % 3)}, Op: p.op(), Group: wire.MetadataGroup}
+	return wire.BuildFrame(&x, wire.EncodeSuffix([]wire.Header{p.header}))
+}
+
+// A core replica's superblock records the view it is in once its state
+// write completes; one still at an older view long after is named.
+func TestViewNotDurable(t *testing.T) {
+	for _, durable := range []bool{false, true} {
+		f := newFake(t, 3)
+		d := newFakeDisks()
+		f.c.SetDisks(d)
+		for r := range 3 {
+			f.status(uint8(r), vsr.StatusNormal, 0)
+		}
+		f.c.Quiet(f.tick(), []bool{true, true, true})
+		f.status(1, vsr.StatusViewChange, 1)
+		if durable {
+			d.view[1] = [2]uint32{1, 0}
+		}
+		f.after(310)
+		if !durable {
+			wantViolation(t, f, checker.ViewNotDurable)
 			continue
 		}
 		wantPass(t, f)
