@@ -46,7 +46,7 @@ canary_offset_at_prepare        129 poll skip
 canary_segment_lost_flush       129 segment log incomplete
 canary_no_restamp               128 a prepare not retransmitted to a backup that has not acknowledged it|the core did not converge
 canary_install_unchecked        129 transferred artifact does not decode|checkpoints differ|non-linearizable reply|divergent commit|replica panic
-canary_checkpoint_at_commit_max 129 checkpoint of an op not applied|checkpoints differ|replica panic
+canary_checkpoint_at_commit_max 129 checkpoint labelled with another op|checkpoint of an op not applied|checkpoints differ|replica panic
 canary_slots_reused_early       129 journal slot reused early|committed op lost
 '
 

@@ -266,7 +266,7 @@ func Suite() []Canary {
 			Breaks:  "a checkpoint is labelled with commit_max, not the commit_min whose state it holds",
 			Probed:  true,
 			Outcome: sim.Correctness,
-			Expect:  []string{"checkpoint of an op not applied", "checkpoints differ", "replica panic"},
+			Expect:  []string{"checkpoint labelled with another op", "checkpoint of an op not applied", "checkpoints differ", "replica panic"},
 		},
 		{
 			Tag:     "canary_slots_reused_early",

@@ -16,10 +16,12 @@ import (
 //
 //   - when the superblock records a checkpoint (EventCheckpoint, and an
 //     install's EventInstalled), the superblock a restart would read names
-//     it, and an area holds it intact: its header sealed, naming the op,
-//     the op's committed prepare identity and timestamp, and the payload's
-//     checksum, and snapshot.bin verifying, with the payload the replica
-//     reports ("checkpoint recorded before durable");
+//     it, and an area holds it intact: its header sealed, naming the op
+//     and the payload's checksum, and snapshot.bin verifying, with the
+//     payload the replica reports ("checkpoint recorded before durable"),
+//     and the header names the op's committed prepare identity and
+//     timestamp, what a restart chains op+1 to ("checkpoint labelled with
+//     another op");
 //   - that area is not the one that held the checkpoint the superblock
 //     named before: writing there first would have left a crash in between
 //     with a superblock naming a checkpoint no area holds ("durable
@@ -39,6 +41,7 @@ const (
 	CheckpointNotDurable  = "checkpoint recorded before durable" // the superblock names a checkpoint no area holds intact
 	CheckpointOverwritten = "durable checkpoint overwritten"     // a checkpoint was written over the area of the one the superblock named
 	CheckpointMisread     = "checkpoint misread at recovery"     // a restart restored another checkpoint than its superblock names, or lost one its disk holds
+	CheckpointMislabelled = "checkpoint labelled with another op" // a recorded checkpoint's area names another prepare than its op's committed one
 )
 
 // Probes of the replica the checks hear (replica/replica.go open,
@@ -95,7 +98,7 @@ func (c *Checker) checkpointRecorded(r uint8, what string, op uint64, payload []
 		var p wire.PrepareHeader
 		p.Decode(&h)
 		if area.Identity != p.Checksum || area.Timestamp != p.Timestamp {
-			c.fail(Violation{Name: CheckpointNotDurable, Replicas: []uint8{r}, Ops: []uint64{op},
+			c.fail(Violation{Name: CheckpointMislabelled, Replicas: []uint8{r}, Ops: []uint64{op},
 				Detail: fmt.Sprintf("replica %d's superblock records %s at op %d, whose area %d names the prepare %s stamped %d, but op %d committed as %s stamped %d",
 					r, what, op, found, area.Identity, area.Timestamp, op, p.Checksum, p.Timestamp)})
 			return

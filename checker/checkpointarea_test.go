@@ -49,8 +49,9 @@ func TestCheckpointRecordedDurably(t *testing.T) {
 // TestCheckpointNotInItsArea: the superblock records a checkpoint whose
 // area's bytes are not it (issue 26: transfer.Store.Write without its
 // header, replica/transfer/checkpoint.go:112) fails "checkpoint recorded
-// before durable"; so does a header naming another prepare; a fault on the
-// area excuses the first.
+// before durable"; a header naming another prepare than the op's fails
+// "checkpoint labelled with another op" (canary_checkpoint_at_commit_max);
+// a fault on the area excuses the first.
 func TestCheckpointNotInItsArea(t *testing.T) {
 	f, img := checkpointDisks(t)
 	recordCheckpoint(f, img, 1, 0, 2, func(p *[]byte, _ *wire.U128) { (*p)[0] ^= 1 })
@@ -58,7 +59,7 @@ func TestCheckpointNotInItsArea(t *testing.T) {
 
 	f, img = checkpointDisks(t)
 	recordCheckpoint(f, img, 1, 0, 2, func(_ *[]byte, id *wire.U128) { id.Lo++ })
-	wantViolation(t, f, checker.CheckpointNotDurable)
+	wantViolation(t, f, checker.CheckpointMislabelled)
 
 	f, img = checkpointDisks(t)
 	img.faulted[1][imgCheckpointFirst+1] = true

@@ -623,13 +623,14 @@ func (v *vopr) planCore() {
 func (v *vopr) finalFlush() {
 	var core []uint8
 	left := 0
+	flushed := make([]bool, len(v.c.Replicas))
 	for i, rn := range v.c.Replicas {
 		if !v.core[i] || rn.Replica() == nil {
 			continue
 		}
 		core = append(core, uint8(i))
 		left++
-		rn.Replica().FlushSegments(func() { left-- })
+		rn.Replica().FlushSegments(func() { left--; flushed[i] = true })
 	}
 	for tick := 0; left > 0 && tick < finalFlushTicksMax; tick++ {
 		v.runTick()
@@ -640,6 +641,14 @@ func (v *vopr) finalFlush() {
 	if left > 0 {
 		v.res.Outcome, v.res.Liveness = Liveness, LivenessFailed
 		v.res.Violation = fmt.Sprintf("the core's final flush of its segment logs did not finish in %d ticks", finalFlushTicksMax)
+		for _, r := range core {
+			if n := v.c.Replicas[r]; !flushed[r] && n.Replica() != nil && !n.Paused() && n.dev.InFlight() == 0 {
+				// Nothing left to wait for: a flush whose done never runs.
+				v.res.Violation = fmt.Sprintf("%s: replica %d's final flush of its segment logs never finished, with no I/O in flight on its device %d ticks after it began",
+					SegmentFlushLost, r, finalFlushTicksMax)
+				break
+			}
+		}
 		return
 	}
 	var groups []uint64
@@ -666,6 +675,12 @@ const throughputCollapseTicks = 100
 func (v *vopr) livenessBudgetTicks() int {
 	return v.o.LivenessTicksMax + v.livenessBacklog*throughputCollapseTicks
 }
+
+// SegmentFlushLost names a final flush that never finished although its
+// replica's device had nothing in flight: SegmentLog.Flush promises its done
+// once everything buffered is durable, and an idle device makes nothing
+// durable later.
+const SegmentFlushLost = "segment flush never finished"
 
 // finalFlushTicksMax bounds the final flush: a few flushes per partition,
 // each a write and a sync of a few milliseconds.

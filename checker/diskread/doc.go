@@ -24,5 +24,14 @@
 //   - DurableView and ReadSuperblock read the four superblock copies and
 //     choose one (format 10);
 //   - Recover reads the whole journal as a restart does (format 12), and
-//     says what it would know of every op (format 8).
+//     says what it would know of every op (format 8);
+//   - ReadCheckpointArea and FindCheckpoint read the metadata plane's
+//     checkpoint areas (format 14.4), ReadOffsetRecords the consumer offset
+//     records (format 14.2) and ReadSegmentLog a slot's segment log (format
+//     14.3): the durable artifacts besides the journal, which the checker
+//     holds to the replica's promises (checker/artifacts.go).
+//
+// The superblock record and its VsrState are read by this package's own
+// code too (vsrstate.go), not replica/wire's decoders; message batches
+// inside segment units are wire.md 7's and are read with replica/wire.
 package diskread
