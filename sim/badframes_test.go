@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/iggy-vopr/vopr/checker/wirespec"
@@ -104,5 +105,40 @@ func TestVoidFramesPassTheWireRules(t *testing.T) {
 		if built == 0 {
 			t.Fatalf("entry %d (%s) never built", i, k.name)
 		}
+	}
+}
+
+// The nemesis reaches what it is for on a seed of six replicas with auth:
+// frames breaking most rules of the catalogue refused on established
+// connections, void frames taken in, impostors in the handshake, and a run
+// that passes (every refusal as the checker's reading of wire.md wants it).
+func TestBadFramesNemesisReachesTheRefusals(t *testing.T) {
+	o := Swarm(1)
+	o.BadFrames = true
+	if !o.Auth || o.Replicas < 3 {
+		t.Fatalf("seed 1 drew auth %v, %d replicas: pick another seed", o.Auth, o.Replicas)
+	}
+	res := Run(o, nil)
+	if res.Outcome != Pass {
+		t.Fatalf("%s: %s", res.Outcome, res.Violation)
+	}
+	rules, voids, impostors, gone, injected := 0, 0, 0, 0, 0
+	for name, n := range res.Probes {
+		switch {
+		case strings.HasPrefix(name, "bad frames: injected, breaking "):
+			rules++
+			injected += n
+		case strings.HasPrefix(name, "bad frames: void frame injected: "):
+			voids++
+			injected += n
+		case strings.HasPrefix(name, "bad frames: impostor sent "):
+			impostors++
+		case name == "bad frames: the connection was gone":
+			gone += n
+		}
+	}
+	if rules < len(badKinds)*3/4 || voids < len(voidKinds)/2 || impostors < 3 || gone > injected/10 {
+		t.Fatalf("%d of %d rules, %d of %d void kinds, %d impostor kinds, %d of %d injections on a gone connection (probes %v)",
+			rules, len(badKinds), voids, len(voidKinds), impostors, gone, injected, res.Probes)
 	}
 }
