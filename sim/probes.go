@@ -151,6 +151,7 @@ func ProbeCatalogue() []Probe {
 		{Name: "forwarded logout not accepted: ", Meaning: "the primary answered a forwarded logout with a refusal", Scenario: famBackups, Prefix: true},
 		{Name: "forwarded logout not committed: ", Meaning: "a forwarded logout's result was not a commit", Scenario: famBackups, Prefix: true},
 		{Name: "forwarded logout of a gone session: no-op", Meaning: "a forwarded logout of a session already gone", Scenario: famBackups},
+		{Name: "forwarded logout of a session this table does not hold: proposed", Meaning: "a forwarded logout the primary cannot prove gone (it may not have applied the Register): proposed, the commit a no-op if the session is gone (DEVIATIONS 69)", Scenario: famBackups},
 		{Name: "forwarded logout proposed", Meaning: "the primary proposed a forwarded logout", Scenario: famBackups},
 		{Name: "forwarded logout refused by the primary: ", Meaning: "the primary refused a forwarded logout", Scenario: famBackups, Prefix: true},
 		{Name: "forwarded register committed", Meaning: "a forwarded login committed at the primary", Scenario: famBackups},
