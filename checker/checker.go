@@ -115,6 +115,8 @@ type Checker struct {
 	// art: the replicas' durable artifacts besides the journal
 	// (artifacts.go).
 	art artifactState
+	// adm: the answers before consensus (admission.go); nil until needed.
+	adm *admission
 	// inflight (inflight.go): per primary and client, the last prepare it
 	// built. Looked up only.
 	inflight map[inflightKey]inflightRecord
@@ -297,6 +299,7 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 		return
 	}
 	c.tableEvent(e.Replica, e)
+	c.admissionEvent(e)
 	switch e.Kind {
 	case replica.EventEviction:
 		c.evicted(e)
@@ -506,6 +509,7 @@ func (c *Checker) firstCommit(r uint8, p wire.PrepareHeader, h wire.Header, body
 	}
 	body = append([]byte(nil), body...)
 	reply := refmodel.Reply(p, c.model.Apply(p, body))
+	c.modelChanged(&p, reply)
 	c.table.apply(&p)
 	c.canon = append(c.canon, committed{header: h, reply: reply, invokedMax: invokedMax, firstReplica: r, firstNs: c.nowNs, firstView: p.View})
 	if c.checkpointInterval > 0 && p.Op%c.checkpointInterval == 0 {
@@ -569,6 +573,9 @@ func (c *Checker) Invoke(inv workload.Invocation) {
 	}
 	c.note("client %d (%s) invokes request %d %v", inv.Client, inv.ClientID, inv.Request, inv.Operation)
 	c.invocations[requestKey{inv.ClientID, inv.Request}] = &invocation{inv: inv}
+	if isOffsetOperation(inv.Operation) && !offsetTakesEffect(inv.Operation, inv.Body) {
+		return // refused whatever the state: no NoAck effect to allow for
+	}
 	if inv.Operation == wire.OperationStoreConsumerOffset {
 		c.noAckStore(inv.Body)
 	}

@@ -608,8 +608,8 @@ func TestProjectedOperations(t *testing.T) {
 				*body = metadata.CreateTopicWithAssignments{Request: bad, Derived: metadata.DerivedDefaults(),
 					Partitions: []metadata.PartitionAssignment{{PartitionID: 0, ConsensusGroupID: 1}}}.Encode()
 			}))
-		f.commit(0)
-		wantViolation(t, f, checker.PhantomCommit)
+		// Named as it is prepared (admission.go), before any commit.
+		wantViolation(t, f, checker.RefusedPrepared)
 	})
 }
 

@@ -483,8 +483,10 @@ func (n *ReplicaNode) received(c network.ConnID, frame []byte) {
 		n.c.receipts.receive(n, c, frame, false)
 	case connClient:
 		n.c.Checker.ClientDelivered(n.c.Loop.Now(), n.id, uint64(c), frame)
+		n.c.Checker.ClientRequestArrived(n.c.Loop.Now(), n.id, frame)
 		n.rep.ClientReceived(replica.ConnID(c), frame)
 		n.c.Checker.ClientHandled(n.c.Loop.Now(), n.id)
+		n.c.Checker.ClientRequestHandled(n.id)
 	}
 }
 

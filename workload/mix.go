@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/iggy-vopr/vopr/replica/metadata"
-	"github.com/iggy-vopr/vopr/replica/partition"
 	"github.com/iggy-vopr/vopr/replica/wire"
 )
 
@@ -98,10 +96,9 @@ func (m *Mix) Next() Op {
 		// once, and a topic whose stream is not created yet is refused.
 		m.bootstrap++
 		if m.bootstrap%2 == 1 {
-			return Op{Operation: wire.OperationCreateStream, Body: metadata.CreateStream{Name: hotStream}.Encode()}
+			return Op{Operation: wire.OperationCreateStream, Body: encodeCreateStream(hotStream, nil)}
 		}
-		return Op{Operation: wire.OperationCreateTopic, Body: metadata.CreateTopic{Stream: metadata.Named(hotStream),
-			PartitionsCount: uint32(1 + m.rng.IntN(4)), Name: hotTopic}.Encode()}
+		return Op{Operation: wire.OperationCreateTopic, Body: encodeCreateTopic(named(hotStream), uint32(1+m.rng.IntN(4)), hotTopic, nil)}
 	}
 	total := 0
 	for _, w := range m.weights {
@@ -125,25 +122,24 @@ func (m *Mix) Next() Op {
 	switch kind {
 	case 0:
 		if m.hot(1) {
-			return Op{Operation: wire.OperationCreateStream, Body: metadata.CreateStream{Name: hotStream}.Encode()}
+			return Op{Operation: wire.OperationCreateStream, Body: encodeCreateStream(hotStream, nil)}
 		}
-		return Op{Operation: wire.OperationCreateStream, Body: metadata.CreateStream{Name: m.streamName()}.Encode()}
+		return Op{Operation: wire.OperationCreateStream, Body: encodeCreateStream(m.streamName(), nil)}
 	case 1:
-		return Op{Operation: wire.OperationUpdateStream, Body: metadata.UpdateStream{Stream: stream, Name: m.streamName()}.Encode()}
+		return Op{Operation: wire.OperationUpdateStream, Body: encodeUpdateStream(stream, m.streamName(), nil)}
 	case 2:
-		return Op{Operation: wire.OperationDeleteStream, Body: metadata.DeleteStream{Stream: stream}.Encode()}
+		return Op{Operation: wire.OperationDeleteStream, Body: encodeStreamID(stream)}
 	case 3:
 		if m.hot(1) {
-			return Op{Operation: wire.OperationCreateTopic, Body: metadata.CreateTopic{Stream: metadata.Named(hotStream),
-				PartitionsCount: uint32(1 + m.rng.IntN(4)), Name: hotTopic}.Encode()}
+			return Op{Operation: wire.OperationCreateTopic, Body: encodeCreateTopic(named(hotStream), uint32(1+m.rng.IntN(4)), hotTopic, nil)}
 		}
-		return Op{Operation: wire.OperationCreateTopic, Body: metadata.CreateTopic{Stream: stream, PartitionsCount: uint32(m.rng.IntN(4)),
-			Name: m.topicName()}.Encode()}
+		count := uint32(m.rng.IntN(4))
+		return Op{Operation: wire.OperationCreateTopic, Body: encodeCreateTopic(stream, count, m.topicName(), nil)}
 	case 4:
-		return Op{Operation: wire.OperationDeleteTopic, Body: metadata.DeleteTopic{Stream: stream, Topic: m.topic()}.Encode()}
+		return Op{Operation: wire.OperationDeleteTopic, Body: encodeTopicID(stream, m.topic())}
 	case 5:
-		return Op{Operation: wire.OperationCreatePartitions, Body: metadata.CreatePartitions{Stream: stream, Topic: m.topic(),
-			PartitionsCount: uint32(1 + m.rng.IntN(4))}.Encode()}
+		topic := m.topic()
+		return Op{Operation: wire.OperationCreatePartitions, Body: encodePartitions(stream, topic, uint32(1+m.rng.IntN(4)))}
 	case 7:
 		return m.send(stream)
 	case 8:
@@ -151,23 +147,23 @@ func (m *Mix) Next() Op {
 	case 9, 10:
 		return m.offset(kind == 9)
 	default:
-		return Op{Operation: wire.OperationDeletePartitions, Body: metadata.DeletePartitions{Stream: stream, Topic: m.topic(),
-			PartitionsCount: uint32(1 + m.rng.IntN(3))}.Encode()}
+		topic := m.topic()
+		return Op{Operation: wire.OperationDeletePartitions, Body: encodePartitions(stream, topic, uint32(1+m.rng.IntN(3)))}
 	}
 }
 
 // send draws a SendMessages: a topic of the pool, a partitioning (mostly a
 // partition id, since a topic has a few), and a batch of fresh messages.
-func (m *Mix) send(stream metadata.Identifier) Op {
-	var p partition.Partitioning
+func (m *Mix) send(stream ident) Op {
+	var p partitioning
 	switch k := m.rng.IntN(8); {
 	case k < 6:
 		// Mostly the first two partitions, which most topics have.
-		p = partition.Partitioning{Kind: partition.PartitionID, Partition: uint32(m.rng.IntN(2 + 2*m.rng.IntN(2)))}
+		p = partitioning{kind: partitionByID, partition: uint32(m.rng.IntN(2 + 2*m.rng.IntN(2)))}
 	case k == 6:
-		p = partition.Partitioning{Kind: partition.Balanced}
+		p = partitioning{kind: partitionBalanced}
 	default:
-		p = partition.Partitioning{Kind: partition.MessagesKey, Key: []byte(fmt.Sprintf("key-%d", m.rng.IntN(16)))}
+		p = partitioning{kind: partitionByKey, key: []byte(fmt.Sprintf("key-%d", m.rng.IntN(16)))}
 	}
 	msgs := make([]wire.Message, 1+m.rng.IntN(m.batchMax))
 	for i := range msgs {
@@ -185,71 +181,74 @@ func (m *Mix) send(stream metadata.Identifier) Op {
 	batch := wire.EncodeBatch(wire.BatchHeader{OriginTimestamp: 1}, msgs)
 	topic := m.topic()
 	if m.hot(2) {
-		stream, topic = metadata.Named(hotStream), metadata.Named(hotTopic)
+		stream, topic = named(hotStream), named(hotTopic)
 	}
-	return Op{Operation: wire.OperationSendMessages, Body: partition.EncodeSendMessages(partition.SendMessages{Stream: stream,
-		Topic: topic, Partitioning: p, Batch: batch})}
+	return Op{Operation: wire.OperationSendMessages, Body: encodeSendMessages(sendPrefix(stream, topic, p, uint32(len(msgs))), batch)}
 }
 
 // offset draws a StoreConsumerOffset (store) or DeleteConsumerOffset of one
 // of four consumers of the hot topic's first partitions, at either ack level;
 // a stored offset is drawn near the offsets the producers reach.
 func (m *Mix) offset(store bool) Op {
-	q := partition.OffsetRequest{ConsumerKind: partition.ConsumerSingle, Consumer: metadata.ID(uint32(1 + m.rng.IntN(4))),
-		Stream: metadata.Named(hotStream), Topic: metadata.Named(hotTopic), HasPartition: true,
-		Partition: uint32(m.rng.IntN(2)), Offset: uint64(m.rng.IntN(8 << (3 * m.rng.IntN(2)))), Ack: uint8(m.rng.IntN(2))}
+	q := offsetRequest{consumerKind: consumerIndividual, consumer: numeric(uint32(1 + m.rng.IntN(4))),
+		stream: named(hotStream), topic: named(hotTopic), hasPartition: true}
+	q.partition = uint32(m.rng.IntN(2))
+	q.offset = uint64(m.rng.IntN(8 << (3 * m.rng.IntN(2))))
+	q.ack = uint8(m.rng.IntN(2))
 	if store {
-		return Op{Operation: wire.OperationStoreConsumerOffset, Body: partition.EncodeOffsetRequest(q, true)}
+		return Op{Operation: wire.OperationStoreConsumerOffset, Body: encodeOffsetRequest(q, true)}
 	}
-	return Op{Operation: wire.OperationDeleteConsumerOffset, Body: partition.EncodeOffsetRequest(q, false)}
+	return Op{Operation: wire.OperationDeleteConsumerOffset, Body: encodeOffsetRequest(q, false)}
 }
 
 // poll draws a PollMessages: mostly of the hot topic, a partition id, any
 // strategy, a count of 1..20.
-func (m *Mix) poll(stream metadata.Identifier) Op {
-	q := partition.Poll{ConsumerKind: partition.ConsumerSingle, Consumer: metadata.ID(uint32(1 + m.rng.IntN(4))),
-		Stream: stream, Topic: m.topic(), HasPartition: true, Partition: uint32(m.rng.IntN(4)),
-		Strategy: uint8(1 + m.rng.IntN(5)), Count: uint32(1 + m.rng.IntN(20))}
+func (m *Mix) poll(stream ident) Op {
+	q := poll{consumerKind: consumerIndividual, consumer: numeric(uint32(1 + m.rng.IntN(4))), stream: stream}
+	q.topic = m.topic()
+	q.hasPartition, q.partition = true, uint32(m.rng.IntN(4))
+	q.strategy = uint8(1 + m.rng.IntN(5))
+	q.count = uint32(1 + m.rng.IntN(20))
 	if m.hot(2) {
-		q.Stream, q.Topic = metadata.Named(hotStream), metadata.Named(hotTopic)
+		q.stream, q.topic = named(hotStream), named(hotTopic)
 	}
 	if m.sends && m.rng.IntN(3) == 0 {
 		// A consumer's Next poll, as the offsets' consumers store them
 		// (the hot topic's first partitions): it reads where the stored
 		// offset says, so that a store seen before it commits shows.
-		q.Strategy, q.Partition = partition.PollNext, uint32(m.rng.IntN(2))
-		q.Stream, q.Topic = metadata.Named(hotStream), metadata.Named(hotTopic)
+		q.strategy, q.partition = pollNext, uint32(m.rng.IntN(2))
+		q.stream, q.topic = named(hotStream), named(hotTopic)
 	}
-	switch q.Strategy {
-	case partition.PollOffset:
-		q.Value = uint64(m.rng.IntN(64))
-	case partition.PollTimestamp:
+	switch q.strategy {
+	case pollOffset:
+		q.value = uint64(m.rng.IntN(64))
+	case pollTimestamp:
 		if m.rng.IntN(2) == 0 {
-			q.Value = 1 << 62 // after every batch
+			q.value = 1 << 62 // after every batch
 		}
 	}
-	return Op{Operation: wire.OperationNonReplicated, Body: partition.EncodePoll(q), Code: partition.PollMessagesCode}
+	return Op{Operation: wire.OperationNonReplicated, Body: encodePoll(q), Code: pollMessagesCode}
 }
 
 // coldStream names a stream of the pool other than the hot one.
-func (m *Mix) coldStream() metadata.Identifier {
-	return metadata.Named(fmt.Sprintf("wl-s-%d", 1+m.rng.IntN(m.names-1)))
+func (m *Mix) coldStream() ident {
+	return named(fmt.Sprintf("wl-s-%d", 1+m.rng.IntN(m.names-1)))
 }
 
 func (m *Mix) streamName() string { return fmt.Sprintf("wl-s-%d", m.rng.IntN(m.names)) }
 func (m *Mix) topicName() string  { return fmt.Sprintf("wl-t-%d", m.rng.IntN(m.names)) }
 
 // stream addresses a stream by name mostly, by numeric id sometimes.
-func (m *Mix) stream() metadata.Identifier {
+func (m *Mix) stream() ident {
 	if m.rng.IntN(4) == 0 {
-		return metadata.ID(uint32(m.rng.IntN(m.names)))
+		return numeric(uint32(m.rng.IntN(m.names)))
 	}
-	return metadata.Named(m.streamName())
+	return named(m.streamName())
 }
 
-func (m *Mix) topic() metadata.Identifier {
+func (m *Mix) topic() ident {
 	if m.rng.IntN(4) == 0 {
-		return metadata.ID(uint32(m.rng.IntN(m.names)))
+		return numeric(uint32(m.rng.IntN(m.names)))
 	}
-	return metadata.Named(m.topicName())
+	return named(m.topicName())
 }
