@@ -34,6 +34,11 @@ const (
 	// AnswerDiverged: a replica denied, evicted or silently dropped a
 	// request other than the model answers it.
 	AnswerDiverged = "answer differs from the model"
+	// ProjectionDiverged: a replica sent a prepare of a client's request
+	// whose body is not what a correct primary builds from it
+	// (refmodel.Project: the request verbatim, or CreateTopic and
+	// CreatePartitions projected).
+	ProjectionDiverged = "projection differs from the model"
 )
 
 // Status codes of the answers before consensus (client-ops.md 2.7).
@@ -325,4 +330,40 @@ func (c *Checker) appliedModel(r uint8) (uint64, *refmodel.Model) {
 func offsetTakesEffect(op wire.Operation, body []byte) bool {
 	q, err := refmodel.DecodeOffsetRequest(body, op == wire.OperationStoreConsumerOffset)
 	return err == nil && q.Admissible() == nil
+}
+
+// offFormatOnPurpose reports whether a client's Request breaks wire.md's
+// request_checksum rule because the client sent another checksum on
+// purpose (workload.Invocation.OffFormat: a bad request, which the raw path
+// takes as it is).
+func (c *Checker) offFormatOnPurpose(frame []byte, rule string) bool {
+	if rule != "5.20 Request request_checksum" || len(frame) < wire.HeaderSize {
+		return false
+	}
+	var h wire.RequestHeader
+	h.Decode(wire.HeaderOf(frame))
+	inv, ok := c.requestOf(h.Client, h.Request)
+	return ok && inv.inv.OffFormat && inv.inv.Checksum == h.RequestChecksum
+}
+
+// sentPrepare checks a metadata prepare replica from sends: a client's
+// CreateTopic or CreatePartitions is replicated as the model projects it,
+// named before any replica applies it (a projection the replica's own
+// decoder cannot read panics its commit).
+func (c *Checker) sentPrepare(from uint8, frame []byte) {
+	var p wire.PrepareHeader
+	p.Decode(wire.HeaderOf(frame))
+	inv, ok := c.requestOf(p.Client, p.Request)
+	projected := p.Operation == wire.OperationCreateTopicWithAssignments || p.Operation == wire.OperationCreatePartitionsWithAssignments
+	if !ok || !projected || !sameOperation(inv.inv.Operation, p.Operation) {
+		return // a phantom, or a body replicated verbatim: the commit's checks (PhantomCommit)
+	}
+	if refmodel.Admit(inv.inv.Operation, inv.inv.Body).Kind != refmodel.Accepted {
+		return // refused prepared: named at the prepare
+	}
+	if body := frame[wire.HeaderSize:]; !sameBody(inv.inv, p.Operation, body) {
+		c.fail(Violation{Name: ProjectionDiverged, Replicas: []uint8{from}, Ops: []uint64{p.Op},
+			Detail: fmt.Sprintf("replica %d sent op %d, %v of client %s request %d, with a %d-byte body a correct primary does not build from the %d-byte %v request",
+				from, p.Op, p.Operation, p.Client, p.Request, len(body), len(inv.inv.Body), inv.inv.Operation)})
+	}
 }

@@ -115,6 +115,8 @@ func (c *Checker) Sent(nowNs int64, from uint8, to int, frame []byte) {
 	}
 	h := wire.HeaderOf(frame)
 	switch view := h.View(); h.Command() {
+	case wire.CommandPrepare:
+		c.sentPrepare(from, frame)
 	case wire.CommandPrepareOk:
 		var x wire.PrepareOkHeader
 		x.Decode(h)

@@ -51,6 +51,15 @@ func (r *Replica) ClientReceived(c ConnID, frame []byte) {
 	if !r.metadata.IsPrimary() {
 		switch h.Operation {
 		case wire.OperationRegister, wire.OperationLogout:
+			// A forward carries no body, so a body the primary's
+			// Preflight denies (these bodies must be empty) is denied
+			// here the same: forwarded, it would commit (VOPR seed 5
+			// with -bad-requests 0.2).
+			if refusal := metadata.Preflight(h.Operation, frame[wire.HeaderSize:]); refusal.Kind == metadata.Deny {
+				r.probe("forward refused by the backup: a body the primary denies")
+				r.deny(c, &h, refusal.Status)
+				return
+			}
 			r.forwardFromBackup(c, &h)
 		default:
 			// Not the primary: not admitted here, retry anywhere

@@ -41,6 +41,8 @@ type ClusterOptions struct {
 	ClientThinkTicks int
 	// ClientLogoutProbability: see Options.LogoutProbability.
 	ClientLogoutProbability float64
+	// BadRequestProbability: see Options.BadRequestProbability.
+	BadRequestProbability float64
 	// RotationWindow gives the replicas the old and new shared secrets in
 	// both orders, as in the middle of a key rotation (needs Auth).
 	RotationWindow bool
@@ -167,12 +169,18 @@ func NewCluster(o ClusterOptions) *Cluster {
 	if o.Requests > 0 {
 		mix = workload.NewMix(c.Streams.Stream("workload.mix"), o.Sends)
 	}
+	var bad *workload.BadMix
+	if mix != nil && o.BadRequestProbability > 0 {
+		bad = workload.NewBadMix(c.Streams.Stream("workload.bad"), mix, o.BadRequestProbability)
+	}
 	for i := range o.Clients {
 		requests := o.Requests / o.Clients
 		if i < o.Requests%o.Clients {
 			requests++
 		}
-		c.Clients = append(c.Clients, newClientNode(c, network.NodeID(o.Replicas+i), i, mix, requests, o.ClientTimeoutTicks, o.ClientThinkTicks))
+		cn := newClientNode(c, network.NodeID(o.Replicas+i), i, mix, requests, o.ClientTimeoutTicks, o.ClientThinkTicks)
+		cn.wl.SetBad(bad)
+		c.Clients = append(c.Clients, cn)
 	}
 	c.disks = newClusterDisks(c)
 	c.Checker.SetDisks(c.disks)

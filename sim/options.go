@@ -49,6 +49,11 @@ type Options struct {
 	// re-login, client-ops.md 6.1): Logout commits, forwarded Logouts and
 	// table slots freed.
 	LogoutProbability float64
+	// BadRequestProbability: per request a client would draw, the chance it
+	// sends a bad one instead (workload/badrequests.go: bodies that do not
+	// decode, option values and counts past their bounds, internal
+	// operations), each answered as the checker's model says.
+	BadRequestProbability float64
 
 	// Storage (per I/O).
 	ReadLatencyMeanNs, WriteLatencyMeanNs, SyncLatencyMeanNs int64
@@ -288,6 +293,14 @@ func Swarm(seed uint64) Options {
 	// sent only well-formed frames, and the receivers' refusals never ran).
 	nb := rand.New(rand.NewPCG(seed, 0xbadf4a3e5))
 	o.BadFrames = o.Replicas >= 2 && nb.IntN(2) == 0
+	// From a stream of its own too, so that every knob above keeps its
+	// value and a seed that sends no bad requests runs as before: half the
+	// seeds send bad requests, 2% to 20% of the requests they draw (issue
+	// 26: the preflight's refusals, the decoders and the option parsers
+	// were never reached by a well-formed workload).
+	if b := rand.New(rand.NewPCG(seed, 0xbad5eed)); b.IntN(2) == 0 {
+		o.BadRequestProbability = 0.02 + 0.18*b.Float64()
+	}
 	return o
 }
 
@@ -415,7 +428,7 @@ func (o *Options) Check() error {
 		v    float64
 	}{
 		{"reset", o.ResetProbability}, {"partition", o.PartitionProbability}, {"unpartition", o.UnpartitionProbability},
-		{"repartition", o.RepartitionProbability}, {"clog", o.ClogProbability}, {"corrupt", o.CorruptProbability}, {"chunk-corrupt", o.ChunkCorruptProbability}, {"logout", o.LogoutProbability}, {"latent", o.LatentProbability},
+		{"repartition", o.RepartitionProbability}, {"clog", o.ClogProbability}, {"corrupt", o.CorruptProbability}, {"chunk-corrupt", o.ChunkCorruptProbability}, {"logout", o.LogoutProbability}, {"bad-requests", o.BadRequestProbability}, {"latent", o.LatentProbability},
 		{"corrupt-sector", o.CorruptSectorProbability}, {"misdirect", o.MisdirectProbability},
 		{"crash", o.CrashProbability}, {"pause", o.PauseProbability},
 	} {
@@ -468,6 +481,7 @@ func (o *Options) Fields() []Field {
 		{"journal-slots", i(int64(o.JournalSlots))},
 		{"chunk-corrupt", f(o.ChunkCorruptProbability)},
 		{"logout", f(o.LogoutProbability)},
+		{"bad-requests", f(o.BadRequestProbability)},
 	}
 }
 

@@ -43,6 +43,7 @@ const (
 	famStale     = "the stale-answer nemesis"
 	famVCFaults  = "the view-change fault nemesis"
 	famBadFrames = "the bad-frames nemesis"
+	famBad       = "bad requests (-bad-requests)"
 )
 
 // partitionPlanePrefix is how a partition group's consensus probes are
@@ -146,6 +147,7 @@ func ProbeCatalogue() []Probe {
 		{Name: "superblock copy damaged at recovery", Meaning: "a superblock copy was torn or corrupt at open", Scenario: famCrash},
 		{Name: "forward refused by the backup: no primary", Meaning: "a backup had no primary to forward a login to", Scenario: famBackups},
 		{Name: "forward refused by the backup: no room", Meaning: "a backup's forwards were all in flight", Scenario: famBackups},
+		{Name: "forward refused by the backup: a body the primary denies", Meaning: "a Register or Logout with a body reached a backup, which denied it as the primary would (InvalidCommand)", Scenario: famBad},
 		{Name: "forward timed out", Meaning: "a forwarded login or logout got no result in time (57 to the client)", Scenario: famBackups},
 		{Name: "forwarded logout committed", Meaning: "a forwarded logout committed at the primary", Scenario: famBackups},
 		{Name: "forwarded logout not accepted: ", Meaning: "the primary answered a forwarded logout with a refusal", Scenario: famBackups, Prefix: true},

@@ -28,6 +28,7 @@ func clusterOptions(o Options) ClusterOptions {
 	c.Requests = o.Requests
 	c.ClientThinkTicks = o.ThinkTicks
 	c.ClientLogoutProbability = o.LogoutProbability
+	c.BadRequestProbability = o.BadRequestProbability
 	c.Sends = o.Sends
 	c.FlushMessages = o.FlushMessages
 	c.EvictedRing = o.EvictedRing

@@ -45,6 +45,9 @@ type Config struct {
 	// before it starts the next (0: at once): a long run's clients spread
 	// their requests over its tick budget (EndThinking stops it).
 	ThinkTicks int
+	// Bad, when set, draws a bad request in place of some of the Mix's
+	// (badrequests.go).
+	Bad *BadMix
 }
 
 type connState uint8
@@ -68,6 +71,8 @@ type inFlight struct {
 	read Op
 	// route: where the request is admitted (routeOf).
 	route string
+	// silent: no answer is owed (Op.Silent): one timeout ends it.
+	silent bool
 }
 
 // Client is one simulated client.
@@ -147,6 +152,10 @@ func (c *Client) newIdentity() {
 	c.session = 0
 }
 
+// SetBad makes the client draw bad requests from b in place of some of the
+// Mix's (nil: none).
+func (c *Client) SetBad(b *BadMix) { c.cfg.Bad = b }
+
 // Submit queues an op (scripted tests); a Mix draws them otherwise.
 func (c *Client) Submit(op Op) { c.queue = append(c.queue, op) }
 
@@ -217,7 +226,10 @@ func (c *Client) Tick() {
 	}
 	if c.pending != nil {
 		c.pending.ticks++
-		if c.pending.ticks >= c.cfg.TimeoutTicks {
+		if c.pending.ticks >= c.cfg.TimeoutTicks && c.pending.silent {
+			c.Timeouts++
+			c.giveUp()
+		} else if c.pending.ticks >= c.cfg.TimeoutTicks {
 			c.Timeouts++
 			c.failover()
 			return
@@ -295,6 +307,7 @@ func (c *Client) next() {
 		return
 	}
 	var p inFlight
+	var drawn Op // the op started, for its request_checksum and silence
 	switch {
 	case c.session == 0 && c.registered && !c.hasWork():
 		return
@@ -310,32 +323,39 @@ func (c *Client) next() {
 		if c.startRead(op) {
 			return
 		}
-		p.inv = Invocation{Operation: op.Operation, Code: op.Code, Body: op.Body}
+		p.inv, drawn = Invocation{Operation: op.Operation, Code: op.Code, Body: op.Body}, op
 	case len(c.queue) > 0:
 		op := c.queue[0]
 		c.queue = c.queue[1:]
 		if isRead(op) && c.read(op) {
 			return
 		}
-		p.inv = Invocation{Operation: op.Operation, Code: op.Code, Body: op.Body}
+		p.inv, drawn = Invocation{Operation: op.Operation, Code: op.Code, Body: op.Body}, op
 	case c.cfg.Mix != nil && c.sent < c.cfg.Requests && c.cfg.LogoutProbability > 0 && c.cfg.Rand.Float64() < c.cfg.LogoutProbability:
 		p.inv = Invocation{Operation: wire.OperationLogout}
 		p.logout = true
+	case c.cfg.Mix != nil && c.sent < c.cfg.Requests && c.cfg.Bad != nil && c.cfg.Bad.Take():
+		op := c.cfg.Bad.Next()
+		p.inv, drawn = Invocation{Operation: op.Operation, Code: op.Code, Body: op.Body}, op
 	case c.cfg.Mix != nil && c.sent < c.cfg.Requests:
 		op := c.cfg.Mix.Next()
 		if isRead(op) && c.read(op) {
 			return
 		}
-		p.inv = Invocation{Operation: op.Operation, Code: op.Code, Body: op.Body}
+		p.inv, drawn = Invocation{Operation: op.Operation, Code: op.Code, Body: op.Body}, op
 	default:
 		return
 	}
+	p.silent = drawn.Silent
 	p.inv.Client, p.inv.ClientID, p.inv.AtNs = c.cfg.Index, c.id, c.t.Now()
 	if !p.register {
 		c.request++
 		c.sent++
 		p.inv.Session, p.inv.Request = c.session, c.request
 		p.inv.Checksum = wire.BodySeal(p.inv.Body)
+		if drawn.SetChecksum {
+			p.inv.Checksum, p.inv.OffFormat = drawn.Checksum, !drawn.Checksum.IsZero()
+		}
 	}
 	h := wire.RequestHeader{Client: c.id, Session: p.inv.Session, Request: p.inv.Request,
 		Operation: p.inv.Operation, RequestChecksum: p.inv.Checksum, CommandCode: p.inv.Code}
@@ -492,6 +512,16 @@ func (c *Client) Received(conn ConnID, frame []byte) {
 		c.newIdentity()
 		c.next()
 	}
+}
+
+// giveUp ends the request in flight that is owed no answer (Op.Silent)
+// after its timeout: its outcome stays unknown, and the client goes on.
+func (c *Client) giveUp() {
+	p := c.pending
+	c.rec.Complete(Completion{Client: c.cfg.Index, ClientID: c.id, Request: p.inv.Request, Kind: Indefinite,
+		Attempts: p.attempts, AtNs: c.t.Now()})
+	c.pending = nil
+	c.thinkLeft = c.cfg.ThinkTicks
 }
 
 // resume starts the next request once a read link's request ended, if

@@ -13,6 +13,10 @@ type Invocation struct {
 	Code      uint32 // NonReplicated: the read's command code
 	Body      []byte
 	Checksum  wire.U128 // request_checksum
+	// OffFormat: the client sent a request_checksum other than its body's
+	// on purpose (a bad request; the raw path does not check it,
+	// client-ops.md 2.4).
+	OffFormat bool
 	AtNs      int64
 }
 
@@ -24,8 +28,9 @@ const (
 	Replied CompletionKind = iota + 1
 	// Denied: a status Reply, refused before consensus (not committed).
 	Denied
-	// Indefinite: the session was evicted while the request was in flight:
-	// it may or may not have committed, and will never be resent.
+	// Indefinite: the session was evicted while the request was in flight,
+	// or a request owed no answer (Op.Silent) was given up: it may or may
+	// not have committed, and will never be resent.
 	Indefinite
 )
 

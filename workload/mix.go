@@ -12,6 +12,14 @@ type Op struct {
 	Operation wire.Operation
 	Body      []byte
 	Code      uint32 // a NonReplicated read's command code
+	// SetChecksum: the request carries Checksum as its request_checksum,
+	// not the body's (a bad request: any value, 0 included).
+	SetChecksum bool
+	Checksum    wire.U128
+	// Silent: no answer is owed (a SendMessages the partition plane drops
+	// as undecodable, client-ops.md 5.25): the client gives up on it after
+	// one timeout instead of trying the next replica.
+	Silent bool
 }
 
 // Mix draws the metadata operations the replica supports, over a small

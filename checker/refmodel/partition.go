@@ -140,7 +140,7 @@ type OffsetRequest struct {
 // identifier), stream_id, topic_id, the optional partition (1.4), the
 // offset u64 (store only), the ack level (1.7: 0 or 1). The body must end
 // there: vopr's replica reads these bodies to their exact length
-// (DEVIATIONS.md 69; Iggy's decode_from would ignore trailing bytes).
+// (DEVIATIONS.md 71; Iggy's decode_from would ignore trailing bytes).
 func DecodeOffsetRequest(body []byte, store bool) (OffsetRequest, error) {
 	r := &reader{what: "consumer offset", b: body}
 	var q OffsetRequest

@@ -76,6 +76,7 @@ var knobs = []knob{
 	{"journal-slots", false, func(o *sim.Options) any { return &o.JournalSlots }, "the metadata journal's ring in slots, at least the checkpoint interval plus two pipelines (0: the profile's 4096)"},
 	{"chunk-corrupt", true, func(o *sim.Options) any { return &o.ChunkCorruptProbability }, "per StateChunk: a bit of its unsealed body flips in flight"},
 	{"logout", true, func(o *sim.Options) any { return &o.LogoutProbability }, "per request drawn: a client logs out instead and registers again"},
+	{"bad-requests", true, func(o *sim.Options) any { return &o.BadRequestProbability }, "per request drawn: a client sends a bad request instead (bodies that do not decode, bounds, internal operations)"},
 }
 
 // parseKnob reads s as the value of k's field: the value to store (of the
