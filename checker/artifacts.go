@@ -41,6 +41,9 @@ type artifactState struct {
 	// segmentsRead: the slots whose segment log a build has read since
 	// the replica's restart (segmentrecovery.go); looked up only.
 	segmentsRead map[slotKey]bool
+	// tables: the client table model at each checkpoint op not yet
+	// compared with a snapshot (snapshottable.go); looked up only.
+	tables map[uint64]checkpointTable
 }
 
 // SetArtifacts lets the checker read the replicas' durable artifacts.

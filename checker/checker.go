@@ -515,6 +515,7 @@ func (c *Checker) firstCommit(r uint8, p wire.PrepareHeader, h wire.Header, body
 	if c.checkpointInterval > 0 && p.Op%c.checkpointInterval == 0 {
 		c.checkpointViews[p.Op] = c.model.View()
 	}
+	c.keepCheckpointTable(p.Op)
 	c.committedNacks(p.Op)
 }
 

@@ -38,9 +38,9 @@ import (
 
 // Names of the checkpoint areas' violations.
 const (
-	CheckpointNotDurable  = "checkpoint recorded before durable" // the superblock names a checkpoint no area holds intact
-	CheckpointOverwritten = "durable checkpoint overwritten"     // a checkpoint was written over the area of the one the superblock named
-	CheckpointMisread     = "checkpoint misread at recovery"     // a restart restored another checkpoint than its superblock names, or lost one its disk holds
+	CheckpointNotDurable  = "checkpoint recorded before durable"  // the superblock names a checkpoint no area holds intact
+	CheckpointOverwritten = "durable checkpoint overwritten"      // a checkpoint was written over the area of the one the superblock named
+	CheckpointMisread     = "checkpoint misread at recovery"      // a restart restored another checkpoint than its superblock names, or lost one its disk holds
 	CheckpointMislabelled = "checkpoint labelled with another op" // a recorded checkpoint's area names another prepare than its op's committed one
 )
 

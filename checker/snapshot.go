@@ -32,7 +32,9 @@ func (c *Checker) snapshotMatchesModel(r uint8, op uint64, payload []byte) {
 	if !reflect.DeepEqual(got, want) {
 		c.fail(Violation{Name: SnapshotWrong, Replicas: []uint8{r}, Ops: []uint64{op},
 			Detail: fmt.Sprintf("replica %d's snapshot at op %d holds %s; the model has %s", r, op, viewDiff(got, want), viewDiff(want, got))})
+		return
 	}
+	c.snapshotTableMatches(r, op, payload)
 }
 
 // viewDiff names the first stream (or the highest group id) where a
@@ -57,8 +59,8 @@ var errSnapshotShape = errors.New("not the snapshot schema")
 // readSnapshot reads a MetadataSnapshot payload (wire.md 8.2, with the
 // nested schema DEVIATIONS.md 60 writes down) into a model View, through a
 // generic MessagePack decode: what the checker reads is the schema, not the
-// replica's decoder. The partition-set revision and the client table are
-// not compared (the model keeps neither).
+// replica's decoder. The partition-set revision is not compared (the model
+// keeps none); the client table is, by snapshottable.go.
 func readSnapshot(payload []byte) (refmodel.View, uint64, error) {
 	var root any
 	if err := msgpack.Unmarshal(payload, &root); err != nil {
