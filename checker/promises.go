@@ -49,6 +49,15 @@ const (
 	// state write never completed, and persist-before-send keeps it from
 	// saying anything of its view.
 	ViewNotDurable = "a view not made durable"
+	// CommitNotFollowed: a Normal backup told by its view's primary that
+	// ops up to C are committed (a Commit heartbeat) did not commit them:
+	// the commit walk, with the repair of what it lacks, stopped short.
+	CommitNotFollowed = "a backup did not commit what its primary committed"
+	// CheckpointNotRecorded: a core replica applied an op at a multiple
+	// of the checkpoint interval and its superblock records no checkpoint
+	// at or above it (the ring above its last checkpoint fills, and the
+	// primary can prepare nothing more).
+	CheckpointNotRecorded = "a checkpoint not recorded"
 )
 
 // The graces, in ticks, past the moment a promise became due. A frame is
@@ -72,6 +81,13 @@ const (
 	adoptGraceTicks = 3000
 	// durableGraceTicks: a state write is one superblock write and sync.
 	durableGraceTicks = 300
+	// commitGraceTicks: the commit walk repairs what the backup lacks
+	// (a round trip, a re-request after 100 idle ticks), or a state
+	// transfer where its peers evicted it.
+	commitGraceTicks = 3000
+	// checkpointGraceTicks: a checkpoint is a snapshot write, then a state
+	// write; one that comes due during a write waits for it.
+	checkpointGraceTicks = 1000
 	// retransmitGraceTicks: the prepare timeout backs off to 25 << 4 ticks
 	// plus up to half of that again (600 ticks); the frame then travels.
 	retransmitGraceTicks = 1000
@@ -127,6 +143,21 @@ type promiseGroup struct {
 	// told[r]: the newest view of a frame of the group delivered to r in
 	// this life (a view above it, r moved to of its own accord).
 	told []uint32
+	// commitDue[r]: the highest commit r's primary told it of in its view
+	// (op 0: none due).
+	commitDue []commitDue
+	// cpDue[r]: the last checkpoint op r applied, and when (the metadata
+	// group only); cpSeen[r]: the checkpoint its superblock was last seen
+	// to record.
+	cpDue  []viewOp
+	cpAtNs []int64
+	cpSeen []uint64
+}
+
+type commitDue struct {
+	view   uint32
+	op     uint64
+	sinceN int64
 }
 
 type svDue struct {
@@ -259,7 +290,8 @@ func (c *Checker) promiseGroupOf(id uint64) *promiseGroup {
 		svcFrom: map[viewReplica]uint64{}, svcQuorum: map[viewReplica]int64{}, voted: map[viewReplica]bool{},
 		withheld: map[viewReplica]bool{}, acked: map[viewReplica]ackedOp{}, ackDue: make([]ackDue, n), committed: make([]uint64, n), committedID: make([]wirespec.U128, n),
 		pipeline: make([]*pipelineOf, n), quorums: map[viewOp]quorumOf{}, svDue: make([]svDue, n), rsvInc: make([]wirespec.U128, n),
-		durableView: make([]uint32, n), durableLogView: make([]uint32, n), told: make([]uint32, n)}
+		durableView: make([]uint32, n), durableLogView: make([]uint32, n), told: make([]uint32, n),
+		commitDue: make([]commitDue, n), cpDue: make([]viewOp, n), cpAtNs: make([]int64, n), cpSeen: make([]uint64, n)}
 	c.promises.groups[id] = g
 	c.promises.order = append(c.promises.order, id)
 	return g
@@ -284,6 +316,9 @@ func (c *Checker) groupEvent(r uint8, e vsr.Event) {
 	case vsr.EventCommitted:
 		if g := c.promiseGroupOf(e.Group); c.current(g, r) && e.Op > g.committed[r] {
 			g.committed[r], g.committedID[r] = e.Op, wirespec.Get128(e.Header[:], wirespec.OffChecksum)
+			if g.id == wirespec.MetadataGroup && c.checkpointInterval > 0 && e.Op%c.checkpointInterval == 0 {
+				g.cpDue[r], g.cpAtNs[r] = viewOp{op: e.Op}, c.nowNs
+			}
 		}
 	case vsr.EventStatus:
 		g := c.promiseGroupOf(e.Group)
@@ -427,6 +462,20 @@ func (c *Checker) promiseDelivered(from, to uint8, f []byte) {
 		if chained && g.ackDue[to].op < p.Op && p.Op > g.committed[to] {
 			g.ackDue[to] = ackDue{view: view, op: p.Op, id: p.Identity, parent: a.op, from: from, sinceN: c.nowNs}
 		}
+	case wirespec.Commit:
+		g := c.promiseGroupOf(wirespec.U64(f, wirespec.OffCommitGroup))
+		c.promises.lastGroup = g.id
+		g.told[to] = max(g.told[to], view)
+		commit := wirespec.U64(f, wirespec.OffCommitCommit)
+		if !quiet || int(view)%c.replicas != int(from) || !c.current(g, to) || !g.normalIn(to, view) ||
+			commit <= c.committedAt(g, to) || g.commitDue[to].view == view && g.commitDue[to].op >= commit {
+			return
+		}
+		if d := g.commitDue[to]; d.view == view && d.op > c.committedAt(g, to) {
+			g.commitDue[to].op = commit // still behind the older one: since then
+		} else {
+			g.commitDue[to] = commitDue{view: view, op: commit, sinceN: c.nowNs}
+		}
 	case wirespec.RequestStartView:
 		g := c.promiseGroupOf(wirespec.U64(f, 128))
 		c.promises.lastGroup = g.id
@@ -491,6 +540,8 @@ func (c *Checker) promisesTick(tickNs int64) {
 			c.checkQuorumCommitted(g, uint8(r), tickNs)
 			c.checkAdopted(g, uint8(r), tickNs)
 			c.checkDurable(g, uint8(r), tickNs)
+			c.checkCommitFollowed(g, uint8(r), tickNs)
+			c.checkCheckpoint(g, uint8(r), tickNs)
 		}
 		if c.violation != nil {
 			return
@@ -682,4 +733,49 @@ func (c *Checker) checkDurable(g *promiseGroup, r uint8, tickNs int64) {
 	c.fail(Violation{Name: ViewNotDurable, Liveness: true, Replicas: []uint8{r},
 		Detail: fmt.Sprintf("in %s, replica %d has been %v in view %d since %.6f s, and its superblock still records view %d log_view %d",
 			groupName(g.id), r, g.status[r], v, float64(g.sinceNs[r])/1e9, dv, dlv)})
+}
+
+// committedAt is the highest op r committed in this life, in the metadata
+// group also through a checkpoint it restored or a state it installed.
+func (c *Checker) committedAt(g *promiseGroup, r uint8) uint64 {
+	if g.id == wirespec.MetadataGroup {
+		return max(g.committed[r], c.next[r]-1)
+	}
+	return g.committed[r]
+}
+
+func (c *Checker) checkCommitFollowed(g *promiseGroup, r uint8, tickNs int64) {
+	d := g.commitDue[r]
+	if d.op == 0 {
+		return
+	}
+	if !c.current(g, r) || !g.normalIn(r, d.view) || c.committedAt(g, r) >= d.op {
+		g.commitDue[r] = commitDue{}
+		return
+	}
+	if c.nowNs-max(d.sinceN, c.quiet.startNs) <= commitGraceTicks*tickNs {
+		return
+	}
+	c.fail(Violation{Name: CommitNotFollowed, Liveness: true, Replicas: []uint8{r, uint8(int(d.view) % c.replicas)}, Ops: []uint64{c.committedAt(g, r) + 1},
+		Detail: fmt.Sprintf("in %s, Normal backup %d of view %d was told by its primary %d since %.6f s that ops up to %d are committed, and %d ticks later has committed only up to op %d",
+			groupName(g.id), r, d.view, int(d.view)%c.replicas, float64(d.sinceN)/1e9, d.op, commitGraceTicks, c.committedAt(g, r))})
+}
+
+func (c *Checker) checkCheckpoint(g *promiseGroup, r uint8, tickNs int64) {
+	due := g.cpDue[r].op
+	if g.id != wirespec.MetadataGroup || c.disks == nil || due == 0 || g.cpSeen[r] >= due || !c.current(g, r) ||
+		c.nowNs-max(g.cpAtNs[r], c.quiet.startNs) <= checkpointGraceTicks*tickNs {
+		return
+	}
+	cp, err := c.disks.DurableCheckpoint(r)
+	if err != nil {
+		return // not readable now (a write in flight): read again next tick
+	}
+	g.cpSeen[r] = cp
+	if cp >= due {
+		return
+	}
+	c.fail(Violation{Name: CheckpointNotRecorded, Liveness: true, Replicas: []uint8{r}, Ops: []uint64{due},
+		Detail: fmt.Sprintf("replica %d applied op %d, a multiple of the checkpoint interval %d, at %.6f s, and its superblock still records the checkpoint at op %d",
+			r, due, c.checkpointInterval, float64(g.cpAtNs[r])/1e9, cp)})
 }

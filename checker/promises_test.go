@@ -276,3 +276,59 @@ func TestViewNotDurable(t *testing.T) {
 		wantPass(t, f)
 	}
 }
+
+// commitFrame is view's Commit heartbeat from its primary, saying ops up to
+// commit are committed.
+func commitFrame(view uint32, commit uint64) []byte {
+	x := wire.CommitHeader{Prefix: wire.Prefix{View: view, Replica: uint8(view % 3)}, Commit: commit, Group: wire.MetadataGroup}
+	return wire.BuildFrame(&x, nil)
+}
+
+// A Normal backup told by its primary that ops up to C are committed
+// commits them; one that stays short is named.
+func TestCommitNotFollowed(t *testing.T) {
+	for _, follows := range []bool{false, true} {
+		f := quietNormal(t, 3)
+		p := f.propose(f.register(f.client(0)))
+		f.commitPrep(0, p)
+		f.c.Delivered(f.tick(), 0, 1, commitFrame(0, p.op()))
+		f.after(100)
+		if follows {
+			f.commitTo(1, p.op())
+		}
+		f.after(3000)
+		if !follows {
+			wantViolation(t, f, checker.CommitNotFollowed)
+			continue
+		}
+		wantPass(t, f)
+	}
+}
+
+// A replica that applied an op at a multiple of the checkpoint interval
+// records a checkpoint at or above it; one whose superblock stays below it
+// is named.
+func TestCheckpointNotRecorded(t *testing.T) {
+	for _, recorded := range []bool{false, true} {
+		f := newFake(t, 3)
+		d := newFakeDisks()
+		d.checkpoint = map[uint8]uint64{}
+		f.c.SetDisks(d)
+		f.c.SetCheckpointInterval(1)
+		for r := range 3 {
+			f.status(uint8(r), vsr.StatusNormal, 0)
+		}
+		f.c.Quiet(f.tick(), []bool{true, true, true})
+		p := f.propose(f.register(f.client(0)))
+		f.commitPrep(0, p)
+		if recorded {
+			d.checkpoint[0] = p.op()
+		}
+		f.after(1010)
+		if !recorded {
+			wantViolation(t, f, checker.CheckpointNotRecorded)
+			continue
+		}
+		wantPass(t, f)
+	}
+}
