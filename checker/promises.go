@@ -58,6 +58,11 @@ const (
 	// at or above it (the ring above its last checkpoint fills, and the
 	// primary can prepare nothing more).
 	CheckpointNotRecorded = "a checkpoint not recorded"
+	// ViewSkipped: a replica moved of its own accord (a timeout: no frame
+	// of the view reached it) to a view more than one above both its own
+	// and every view it was told of: a suspicion, an escalation or an
+	// election is to the next view (consensus.md 5).
+	ViewSkipped = "a view change skipped a view"
 )
 
 // The graces, in ticks, past the moment a promise became due. A frame is
@@ -326,6 +331,7 @@ func (c *Checker) groupEvent(r uint8, e vsr.Event) {
 			g.committed[r], g.committedID[r], g.told[r], g.svDue[r] = 0, wirespec.U128{}, 0, svDue{}
 		}
 		c.checkAbandoned(g, r, e)
+		c.checkViewStep(g, r, e)
 		if !c.current(g, r) || g.status[r] != e.Status || g.view[r] != e.View {
 			g.sinceNs[r] = c.nowNs
 		}
@@ -400,6 +406,10 @@ func (c *Checker) promiseDelivered(from, to uint8, f []byte) {
 	quiet := c.quiet != nil && c.quiet.core[to]
 	view := wirespec.U32(f, wirespec.OffView)
 	c.promises.lastTo, c.promises.lastNs, c.promises.lastGroup = to, c.nowNs, 0
+	if id, ok := frameGroup(f); ok {
+		g := c.promiseGroupOf(id)
+		g.told[to] = max(g.told[to], view)
+	}
 	switch cmd := f[wirespec.OffCommand]; cmd {
 	case wirespec.StartViewChange, wirespec.DoViewChange:
 		if !quiet {
@@ -694,6 +704,18 @@ func (c *Checker) checkAbandoned(g *promiseGroup, r uint8, e vsr.Event) {
 			groupName(g.id), r, g.status[r], g.view[r], d.view, d.op, d.from, float64(d.sinceN)/1e9, e.View, e.Status)})
 }
 
+// checkViewStep holds a replica's own view changes to one view at a time,
+// in every phase (a rule of the protocol, not of the quiet cluster: the
+// frames it was told by are the ones delivered, lost ones aside).
+func (c *Checker) checkViewStep(g *promiseGroup, r uint8, e vsr.Event) {
+	if c.violation != nil || !c.current(g, r) || e.View <= max(g.view[r], g.told[r])+1 {
+		return
+	}
+	c.fail(Violation{Name: ViewSkipped, Liveness: c.quiet != nil, Replicas: []uint8{r},
+		Detail: fmt.Sprintf("in %s, replica %d moved from view %d (%v) to view %d (%v), and no frame of a view above %d had reached it",
+			groupName(g.id), r, g.view[r], g.status[r], e.View, e.Status, g.told[r])})
+}
+
 func (c *Checker) checkAdopted(g *promiseGroup, r uint8, tickNs int64) {
 	d := g.svDue[r]
 	if d.view == 0 {
@@ -778,4 +800,37 @@ func (c *Checker) checkCheckpoint(g *promiseGroup, r uint8, tickNs int64) {
 	c.fail(Violation{Name: CheckpointNotRecorded, Liveness: true, Replicas: []uint8{r}, Ops: []uint64{due},
 		Detail: fmt.Sprintf("replica %d applied op %d, a multiple of the checkpoint interval %d, at %.6f s, and its superblock still records the checkpoint at op %d",
 			r, due, c.checkpointInterval, float64(g.cpAtNs[r])/1e9, cp)})
+}
+
+// frameGroup reads the consensus group a replica's frame names (wire.md 5's
+// offsets), false for a command that names none.
+func frameGroup(f []byte) (uint64, bool) {
+	var off int
+	switch f[wirespec.OffCommand] {
+	case wirespec.Prepare, wirespec.RepairPrepare:
+		return wirespec.ReadPrepare(f).Group, true
+	case wirespec.PrepareOk:
+		off = wirespec.OffPrepareOkGroup
+	case wirespec.Commit:
+		off = wirespec.OffCommitGroup
+	case wirespec.StartViewChange, wirespec.RequestStartView:
+		off = 128
+	case wirespec.DoViewChange, wirespec.StartView:
+		off = wirespec.OffVoteGroup
+	case wirespec.RequestPrepares:
+		off = wirespec.OffRPGroup
+	case wirespec.RepairDone, wirespec.RangeEvicted:
+		off = wirespec.OffRRGroup
+	case wirespec.RequestStateTransfer:
+		off = wirespec.OffRSTGroup
+	case wirespec.StateTransferTarget:
+		off = wirespec.OffSTTGroup
+	case wirespec.RequestStateChunk:
+		off = wirespec.OffRSCGroup
+	case wirespec.StateChunk:
+		off = wirespec.OffSCGroup
+	default:
+		return 0, false
+	}
+	return wirespec.U64(f, off), true
 }

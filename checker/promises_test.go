@@ -219,8 +219,8 @@ func TestStartViewNotAdopted(t *testing.T) {
 			f.status(2, vsr.StatusViewChange, 4)
 			f.c.Delivered(f.tick(), 2, 1, doViewChange(f, 4, 0, 2, 0))
 			f.status(1, vsr.StatusViewChange, 4)
-			f.status(0, vsr.StatusViewChange, 4)
 			f.c.Delivered(f.tick(), 2, 0, doViewChange(f, 4, 0, 2, 0))
+			f.status(0, vsr.StatusViewChange, 4)
 			f.c.Delivered(f.tick(), 1, 0, doViewChange(f, 4, 0, 1, 0))
 			f.c.Delivered(f.tick(), 0, 1, doViewChange(f, 4, 0, 0, 0))
 		}, ""},
@@ -233,7 +233,7 @@ func TestStartViewNotAdopted(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := quietNormal(t, 3)
 			p := f.propose(f.register(f.client(0)))
-			f.status(2, vsr.StatusRecovering, 3)
+			f.status(2, vsr.StatusRecovering, 0)
 			f.c.Delivered(f.tick(), 0, 2, startView(3, p))
 			f.after(10)
 			tc.then(f)
@@ -329,6 +329,24 @@ func TestCheckpointNotRecorded(t *testing.T) {
 			wantViolation(t, f, checker.CheckpointNotRecorded)
 			continue
 		}
+		wantPass(t, f)
+	}
+}
+
+// A replica's own view change goes to the next view; one that jumps over a
+// view no frame told it of is named.
+func TestViewSkipped(t *testing.T) {
+	for _, to := range []uint32{1, 2} {
+		f := quietNormal(t, 3)
+		f.status(1, vsr.StatusViewChange, to)
+		if to == 2 {
+			wantViolation(t, f, checker.ViewSkipped)
+			continue
+		}
+		f.c.Delivered(f.tick(), 1, 0, startViewChange(1, 1))
+		f.c.Delivered(f.tick(), 1, 2, startViewChange(1, 1))
+		f.status(0, vsr.StatusViewChange, 1)
+		f.status(2, vsr.StatusViewChange, 1)
 		wantPass(t, f)
 	}
 }
