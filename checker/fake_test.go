@@ -344,6 +344,9 @@ func (f *fakeCluster) viewChange(view uint32, keep uint64) {
 		f.t.Fatalf("fake: a view change cannot drop committed op %d", f.applied)
 	}
 	for r := range f.n {
+		// Told of the view by its new primary (a replica moves more than
+		// one view on only when a frame tells it of the view).
+		f.c.Delivered(f.tick(), uint8(view%uint32(f.n)), uint8(r), startViewChange(view, uint8(view%uint32(f.n))))
 		f.status(uint8(r), vsr.StatusViewChange, view)
 		f.sent(uint8(r), view)
 	}
