@@ -46,7 +46,6 @@ const (
 // replica that has not built the partition's group yet).
 var pollStatuses = [...]uint32{0, 40, 41, 1009, 2010, 3007, 58}
 
-
 // connKey names one client connection at one replica.
 type connKey struct {
 	replica uint8
