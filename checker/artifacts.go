@@ -41,8 +41,9 @@ type artifactState struct {
 	// segmentsRead: the slots whose segment log a build has read since
 	// the replica's restart (segmentrecovery.go); looked up only.
 	segmentsRead map[slotKey]bool
-	// tables: the client table model at each checkpoint op not yet
-	// compared with a snapshot (snapshottable.go); looked up only.
+	// tables: the client table model at each checkpoint op, for the
+	// snapshots and the ICT2 artifacts of that op (snapshottable.go,
+	// ict2.go); looked up only.
 	tables map[uint64]checkpointTable
 }
 

@@ -306,15 +306,15 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 		return
 	case replica.EventCheckpoint:
 		c.checkpointed(e.Replica, e.Op, e.Frame)
-		c.checkpointRecorded(e.Replica, "its checkpoint", e.Op, e.Frame)
+		c.checkpointRecorded(e.Replica, "its checkpoint", e.Op, e.Frame, e.Disk.ClientTable)
 		return
 	case replica.EventRestored:
 		c.restoredCheckpoint(e.Replica, e.Op, e.Frame)
-		c.checkpointRestored(e.Replica, e.Op, e.Frame)
+		c.checkpointRestored(e.Replica, e.Op, e.Frame, e.Disk.ClientTable)
 		return
 	case replica.EventInstalled:
 		c.installed(e.Replica, e.Op, e.Frame)
-		c.checkpointRecorded(e.Replica, "the state it installed", e.Op, e.Frame)
+		c.checkpointRecorded(e.Replica, "the state it installed", e.Op, e.Frame, e.Disk.ClientTable)
 		return
 	case replica.EventPartitionInstalled:
 		c.partitionInstalled(e.Replica, e.PartitionGroup, e.Op, e.Frame, e.Offsets)

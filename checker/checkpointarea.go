@@ -64,8 +64,10 @@ type durableCheckpoint struct {
 }
 
 // checkpointRecorded checks the promise of a superblock that now records
-// the checkpoint at op with payload (EventCheckpoint, EventInstalled).
-func (c *Checker) checkpointRecorded(r uint8, what string, op uint64, payload []byte) {
+// the checkpoint at op with payload (EventCheckpoint, EventInstalled), and
+// the client table the replica offers with it (ict2.go).
+func (c *Checker) checkpointRecorded(r uint8, what string, op uint64, payload, clientTable []byte) {
+	c.clientTableArtifact(r, what, op, clientTable)
 	a := c.art.src
 	if a == nil || c.violation != nil {
 		return
@@ -120,8 +122,10 @@ func (c *Checker) checkpointRecorded(r uint8, what string, op uint64, payload []
 }
 
 // checkpointRestored checks a restart's restore of the checkpoint at op
-// (EventRestored): it is the one the superblock names.
-func (c *Checker) checkpointRestored(r uint8, op uint64, payload []byte) {
+// (EventRestored): it is the one the superblock names; and the client
+// table the replica offers with it (ict2.go).
+func (c *Checker) checkpointRestored(r uint8, op uint64, payload, clientTable []byte) {
+	c.clientTableArtifact(r, "the checkpoint it restored", op, clientTable)
 	a := c.art.src
 	if a == nil || c.violation != nil {
 		return

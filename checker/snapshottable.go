@@ -67,7 +67,6 @@ func (c *Checker) snapshotTableMatches(r uint8, op uint64, payload []byte) {
 	if !ok {
 		return
 	}
-	delete(c.art.tables, op)
 	problem := c.snapshotTableProblem(payload, want)
 	if problem != "" {
 		c.fail(Violation{Name: SnapshotWrong, Replicas: []uint8{r}, Ops: []uint64{op},

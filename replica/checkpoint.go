@@ -86,7 +86,7 @@ func (r *Replica) writeCheckpoint(due *dueCheckpoint) {
 		r.metadata.Checkpoint(cp.Op, cp.Checksum, func() {
 			r.adoptCheckpoint(cp, area, due.table)
 			r.probe("checkpoint written")
-			r.env.Sink.Event(Event{Kind: EventCheckpoint, Replica: r.cfg.Replica, Op: cp.Op, Frame: cp.Payload})
+			r.env.Sink.Event(Event{Kind: EventCheckpoint, Replica: r.cfg.Replica, Op: cp.Op, Frame: cp.Payload, Disk: DiskReport{ClientTable: due.table}})
 		})
 	})
 }
@@ -120,5 +120,5 @@ func (r *Replica) restore(cp *transfer.Checkpoint) {
 	r.state, r.table = state, table
 	r.offer = transfer.NewMetadataOffer(*cp, table.Encode())
 	r.probe("state restored from a checkpoint")
-	r.env.Sink.Event(Event{Kind: EventRestored, Replica: r.cfg.Replica, Op: cp.Op, Frame: cp.Payload})
+	r.env.Sink.Event(Event{Kind: EventRestored, Replica: r.cfg.Replica, Op: cp.Op, Frame: cp.Payload, Disk: DiskReport{ClientTable: table.Encode()}})
 }

@@ -107,6 +107,10 @@ type DiskReport struct {
 	// timestamp.
 	Identity  wire.U128
 	Timestamp uint64
+	// ClientTable: with EventCheckpoint, EventRestored and EventInstalled,
+	// the client table as ICT2 (wire.md 8.3) that the replica offers with
+	// that checkpoint in a state transfer.
+	ClientTable []byte
 }
 
 // Event is one thing a replica reports.

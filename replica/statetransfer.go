@@ -256,7 +256,7 @@ func (r *Replica) tryInstall() {
 			r.state, r.table = in.state, in.table
 			r.alloc.Observe(in.state.HighestGroupID())
 			r.parts.reconcile()
-			r.env.Sink.Event(Event{Kind: EventInstalled, Replica: r.cfg.Replica, Op: in.cp.Op, Frame: in.cp.Payload})
+			r.env.Sink.Event(Event{Kind: EventInstalled, Replica: r.cfg.Replica, Op: in.cp.Op, Frame: in.cp.Payload, Disk: DiskReport{ClientTable: in.ict2}})
 		}, func(installed bool) {
 			t.busy = false
 			r.adoptCheckpoint(in.cp, area, in.ict2)
