@@ -3,6 +3,7 @@ package checker
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -34,6 +35,10 @@ const (
 	// AnswerDiverged: a replica denied, evicted or silently dropped a
 	// request other than the model answers it.
 	AnswerDiverged = "answer differs from the model"
+	// Misrouted: a partition primary prepared a request it admitted in the
+	// consensus group of a partition other than the one the model routes it
+	// to (client-ops.md 1.5).
+	Misrouted = "request routed to another partition"
 	// ProjectionDiverged: a replica sent a prepare of a client's request
 	// whose body is not what a correct primary builds from it
 	// (refmodel.Project: the request verbatim, or CreateTopic and
@@ -49,6 +54,10 @@ const (
 	statusTransientNotAccepted   = 58
 	statusConsumerOffsetNotFound = 3021
 	statusInvalidOffset          = 4100
+	statusUnauthenticated        = 40
+	statusStreamIDNotFound       = 1009
+	statusTopicIDNotFound        = 2010
+	statusPartitionNotFound      = 3007
 )
 
 // probeSendDropped is the probe a replica emits when its partition plane
@@ -89,8 +98,8 @@ func (c *Checker) ClientRequestArrived(nowNs int64, r uint8, frame []byte) {
 	c.nowNs = nowNs
 	a := c.admissionState()
 	a.arriving = nil
-	if len(frame) < wire.HeaderSize || wire.HeaderOf(frame).Command() != wire.CommandRequest {
-		return
+	if wire.Validate(frame) != nil || wire.HeaderOf(frame).Command() != wire.CommandRequest {
+		return // dropped unread (a frame the network damaged)
 	}
 	var h wire.RequestHeader
 	h.Decode(wire.HeaderOf(frame))
@@ -101,7 +110,7 @@ func (c *Checker) ClientRequestArrived(nowNs int64, r uint8, frame []byte) {
 // announced.
 func (c *Checker) ClientRequestHandled(r uint8) {
 	if c.adm != nil {
-		c.adm.arriving = nil
+		c.adm.arriving = nil // a poll's answer: answers.go (ClientHandled)
 	}
 }
 
@@ -146,15 +155,18 @@ func (c *Checker) preparedRequest(r uint8, g vsr.Event) {
 		return // not a client's request as sent: phantom commit's to judge
 	}
 	op, body := inv.inv.Operation, inv.inv.Body
-	var why string
+	var why, routed string
 	switch {
 	case g.Group == wire.MetadataGroup:
 		if refusal := refmodel.Admit(op, body); refusal.Kind != refmodel.Accepted {
 			why = "the model's answer is " + refusal.String()
 		}
 	case op == wire.OperationSendMessages:
-		if _, err := refmodel.DecodeSendMessages(body); err != nil {
+		t, err := refmodel.DecodeSendMessages(body)
+		if err != nil {
 			why = fmt.Sprintf("the model drops it unanswered (%v)", err)
+		} else {
+			routed = c.misrouted(r, p, g.Group, t)
 		}
 	case isOffsetOperation(op):
 		q, err := refmodel.DecodeOffsetRequest(body, op == wire.OperationStoreConsumerOffset)
@@ -165,7 +177,15 @@ func (c *Checker) preparedRequest(r uint8, g vsr.Event) {
 			why = fmt.Sprintf("the model denies it ResourceNotFound (%v)", q.Admissible())
 		case !q.Quorum:
 			why = "its ack level is NoAck, applied by the partition primary alone and never replicated"
+		default:
+			routed = c.misrouted(r, p, g.Group, q.Target)
 		}
+	}
+	if routed != "" {
+		c.fail(Violation{Name: Misrouted, Replicas: []uint8{r}, Ops: []uint64{p.Op},
+			Detail: fmt.Sprintf("replica %d prepared %v request %d of client %s as op %d of group %d, and %s",
+				r, op, p.Request, p.Client, p.Op, g.Group, routed)})
+		return
 	}
 	if why != "" {
 		c.fail(Violation{Name: RefusedPrepared, Replicas: []uint8{r}, Ops: []uint64{p.Op},
@@ -188,7 +208,7 @@ func (c *Checker) deniedRequest(e replica.Event) {
 	var why string
 	switch {
 	case op == wire.OperationNonReplicated && inv.inv.Code == pollMessagesCode:
-		return // reads: the poll checks
+		why = c.pollDenied(e, body)
 	case op == wire.OperationSendMessages:
 		why = c.sendDenied(e, body)
 	case isOffsetOperation(op):
@@ -366,4 +386,59 @@ func (c *Checker) sentPrepare(from uint8, frame []byte) {
 			Detail: fmt.Sprintf("replica %d sent op %d, %v of client %s request %d, with a %d-byte body a correct primary does not build from the %d-byte %v request",
 				from, p.Op, p.Operation, p.Client, p.Request, len(body), len(inv.inv.Body), inv.inv.Operation)})
 	}
+}
+
+// misrouted judges the group a partition primary prepared a request in, as
+// it admits it (the request it is reading): the group of the partition the
+// model routes the target to in the metadata the replica applied (1.5), one
+// of the topic's for a Balanced send. Elsewhere (a backup, a later retry)
+// the names may resolve otherwise by then, and nothing is judged.
+func (c *Checker) misrouted(r uint8, p wire.PrepareHeader, group uint64, t refmodel.Target) string {
+	a := c.admissionState()
+	if h := a.arriving; h == nil || a.arrivingReplica != r || h.Client != p.Client || h.Request != p.Request {
+		return ""
+	}
+	applied, m := c.appliedModel(r)
+	groups := m.Groups(t)
+	if slices.Contains(groups, group) {
+		return ""
+	}
+	if len(groups) == 0 {
+		return fmt.Sprintf("the model denies it ResourceNotFound: %s does not resolve in the metadata the replica applied (op %d)", t, applied)
+	}
+	return fmt.Sprintf("the model routes %s to group %v in the metadata the replica applied (op %d)", t, groups, applied)
+}
+
+// pollDenied judges a poll's status (5.28): a stream, topic or partition
+// the replica's applied metadata does not hold (1009, 2010, 3007), for a
+// body that decodes, of an individual consumer (any other poll is answered
+// with an empty poll); Unauthenticated (40) on a connection its client is
+// not bound to, which the checker does not follow.
+func (c *Checker) pollDenied(e replica.Event, body []byte) string {
+	if e.Status == statusUnauthenticated {
+		return ""
+	}
+	q, err := refmodel.DecodePoll(body)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("the model answers it with an empty poll (%v)", err)
+	case !q.Individual():
+		return "the model answers a consumer group's poll with an empty poll"
+	}
+	applied, m := c.appliedModel(e.Replica)
+	var holds bool
+	switch e.Status {
+	case statusStreamIDNotFound:
+		holds = m.StreamResolves(q.Target)
+	case statusTopicIDNotFound:
+		holds = !m.StreamResolves(q.Target) || m.TopicResolves(q.Target)
+	case statusPartitionNotFound:
+		holds = !m.TopicResolves(q.Target) || m.Resolves(q.Target)
+	default:
+		return "not a status of a poll"
+	}
+	if holds {
+		return fmt.Sprintf("%s does not fit that status in the metadata the replica applied (op %d)", q.Target, applied)
+	}
+	return ""
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/iggy-vopr/vopr/replica"
 	"github.com/iggy-vopr/vopr/replica/metadata"
 	"github.com/iggy-vopr/vopr/replica/partition"
+	"github.com/iggy-vopr/vopr/replica/vsr"
 	"github.com/iggy-vopr/vopr/replica/wire"
 )
 
@@ -125,6 +126,80 @@ func TestOffsetDenied(t *testing.T) {
 		f.do(f.invoke(cls[0], createTopic("s", "t", 2)))
 		q := f.invoke(cls[0], tc.c)
 		f.c.Replica(f.tick(), replica.Event{Kind: replica.EventDeny, Replica: 2, Client: q.inv.ClientID, Request: q.inv.Request, Status: 20})
+		if tc.bad {
+			wantViolation(t, f, checker.AnswerDiverged)
+			continue
+		}
+		wantPass(t, f)
+	}
+}
+
+// topicGroups returns the consensus groups of a committed CreateTopic's
+// partitions, in partition order.
+func topicGroups(t *testing.T, q *req) []uint64 {
+	x, err := metadata.DecodeCreateTopicWithAssignments(q.p.body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []uint64
+	for _, a := range x.Partitions {
+		out = append(out, a.ConsensusGroupID)
+	}
+	return out
+}
+
+// A partition primary prepares a send it admits in the group of the
+// partition the model routes it to (a resolve that picks the first other
+// partition sends partition 1's messages to partition 0).
+func TestSendMisrouted(t *testing.T) {
+	for _, bad := range []bool{false, true} {
+		f, cls := started(t, 3, 1)
+		f.do(f.invoke(cls[0], createStream("s")))
+		groups := topicGroups(t, f.do(f.invoke(cls[0], createTopic("s", "t", 2))))
+		q := f.invoke(cls[0], call{wire.OperationSendMessages, sendTo("s", "t", 1)})
+		group := groups[1]
+		if bad {
+			group = groups[0]
+		}
+		x := wire.PrepareHeader{Prefix: wire.Prefix{Command: wire.CommandPrepare}, Client: q.inv.ClientID, Request: q.inv.Request,
+			Operation: wire.OperationSendMessages, Op: 1, Group: group}
+		f.arrive(0, q)
+		f.c.Replica(f.tick(), replica.Event{Kind: replica.EventGroup, Replica: 0, Group: vsr.Event{Kind: vsr.EventPrepared, Group: group,
+			Replica: 0, Op: 1, Header: *wire.HeaderOf(wire.BuildFrame(&x, nil))}})
+		f.c.ClientRequestHandled(0)
+		if bad {
+			wantViolation(t, f, checker.Misrouted)
+			continue
+		}
+		wantPass(t, f)
+	}
+}
+
+// pollOf is a PollMessages of partition p of stream s, topic t.
+func pollOf(s, t string, p uint32) call {
+	return call{wire.OperationNonReplicated, partition.EncodePoll(partition.Poll{ConsumerKind: 1, Consumer: metadata.ID(1),
+		Stream: metadata.Named(s), Topic: metadata.Named(t), HasPartition: true, Partition: p, Strategy: partition.PollFirst, Count: 1})}
+}
+
+// A poll's NotFound status names what the replica's applied metadata does
+// not hold.
+func TestPollAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		c      call
+		status uint32
+		bad    bool
+	}{
+		{pollOf("s", "t", 5), 3007, false}, {pollOf("s", "t", 1), 3007, true},
+		{pollOf("x", "t", 0), 1009, false}, {pollOf("s", "t", 0), 1009, true},
+		{pollOf("s", "u", 0), 2010, false}, {pollOf("x", "u", 0), 2010, true},
+	} {
+		f, cls := started(t, 3, 1)
+		f.do(f.invoke(cls[0], createStream("s")))
+		f.do(f.invoke(cls[0], createTopic("s", "t", 2)))
+		q := f.invoke(cls[0], tc.c)
+		q.inv.Code = 100
+		f.c.Invoke(q.inv) // with its command code, as a client invokes a read
+		f.c.Replica(f.tick(), replica.Event{Kind: replica.EventDeny, Replica: 1, Client: q.inv.ClientID, Request: q.inv.Request, Status: tc.status})
 		if tc.bad {
 			wantViolation(t, f, checker.AnswerDiverged)
 			continue

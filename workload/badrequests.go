@@ -19,7 +19,8 @@ import (
 // limits (1.8; DEVIATIONS.md 16), internal operations 64-68 and operations
 // outside the slice, a Logout with a body, requests under a wrong or a zero
 // request_checksum (6.3), SendMessages that do not decode (5.25: dropped
-// unanswered) and consumer offset requests that do not decode (5.26, 5.27).
+// unanswered), consumer offset requests that do not decode (5.26, 5.27) and
+// polls of what does not exist or that do not decode (5.28).
 // Every body is written here, byte by byte, with the workload's own
 // encoders (encode.go); none comes from the replica's.
 
@@ -57,6 +58,7 @@ const (
 	badChecksum
 	badSend
 	badOffset
+	badPoll
 	badKinds
 )
 
@@ -100,6 +102,8 @@ func (b *BadMix) Next() Op {
 		return op
 	case badSend:
 		return b.send()
+	case badPoll:
+		return b.poll()
 	default:
 		return b.offset()
 	}
@@ -438,4 +442,40 @@ func (b *BadMix) offset() Op {
 		op = wire.OperationStoreConsumerOffset
 	}
 	return Op{Operation: op, Body: body}
+}
+
+// poll draws a PollMessages (5.28) of a stream, topic or partition that may
+// not exist (1009, 2010, 3007), or one that does not decode or is a
+// consumer group's (an empty poll): a consumer kind of 0, 2 or 3, a
+// strategy of 0 or 6, a body cut short or run long, no partition (partition
+// 0), a count of 0.
+func (b *BadMix) poll() Op {
+	q := poll{consumerKind: consumerIndividual, consumer: numeric(uint32(1 + b.rng.IntN(4))), stream: b.stream(), topic: b.topic(),
+		hasPartition: true, partition: uint32(b.rng.IntN(6)), strategy: uint8(1 + b.rng.IntN(5)), count: uint32(1 + b.rng.IntN(8))}
+	if b.sends && b.rng.IntN(2) == 0 {
+		q.stream, q.topic = named(hotStream), named(hotTopic)
+	}
+	cut, long := false, false
+	switch b.rng.IntN(8) {
+	case 0:
+		q.consumerKind = []uint8{0, 2, 3}[b.rng.IntN(3)]
+	case 1:
+		q.strategy = []uint8{0, 6}[b.rng.IntN(2)]
+	case 2:
+		cut = true
+	case 3:
+		long = true
+	case 4:
+		q.hasPartition = false
+	case 5:
+		q.count = 0
+	}
+	body := encodePoll(q)
+	switch {
+	case cut:
+		body = body[:b.rng.IntN(len(body))]
+	case long:
+		body = append(body, b.bytes(1+b.rng.IntN(4))...)
+	}
+	return Op{Operation: wire.OperationNonReplicated, Body: body, Code: pollMessagesCode}
 }

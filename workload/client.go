@@ -336,6 +336,9 @@ func (c *Client) next() {
 		p.logout = true
 	case c.cfg.Mix != nil && c.sent < c.cfg.Requests && c.cfg.Bad != nil && c.cfg.Bad.Take():
 		op := c.cfg.Bad.Next()
+		if isRead(op) && c.read(op) {
+			return
+		}
 		p.inv, drawn = Invocation{Operation: op.Operation, Code: op.Code, Body: op.Body}, op
 	case c.cfg.Mix != nil && c.sent < c.cfg.Requests:
 		op := c.cfg.Mix.Next()

@@ -48,6 +48,12 @@ func TestDifferentialBadRequests(t *testing.T) {
 				}
 				seen.add(fmt.Sprintf("%v decodes %v", op.Operation, err == nil))
 			case op.Operation == wire.OperationNonReplicated:
+				_, err := DecodePoll(op.Body)
+				_, werr := partplane.DecodePoll(op.Body)
+				if (err == nil) != (werr == nil) {
+					t.Fatalf("PollMessages % x: model %v, replica %v", trunc(op.Body), err, werr)
+				}
+				seen.add(fmt.Sprintf("PollMessages decodes %v", err == nil))
 			default:
 				p.step(request{op: op.Operation, body: op.Body}, 0)
 			}

@@ -38,6 +38,7 @@ type Target struct {
 	// hasPartition.
 	partitioning uint8
 	partition    uint32
+	key          []byte // MessagesKey
 	hasPartition bool
 }
 
@@ -104,6 +105,7 @@ func DecodeSendMessages(body []byte) (Target, error) {
 	case kind == partitioningPartitionID && size == 4:
 		t.partition = binary.LittleEndian.Uint32(value)
 	case kind == partitioningMessagesKey && size >= 1:
+		t.key = value
 	default:
 		return Target{}, bodyErr("SendMessages prefix", at, "partitioning kind %d with a value of %d bytes", kind, size)
 	}
@@ -201,30 +203,124 @@ func (q OffsetRequest) Admissible() error {
 	return nil
 }
 
+// Groups returns the consensus groups of the partitions a target may go to
+// in the model's state (1.5): the partition a PartitionID send or an offset
+// request names, the one at XXH32(key) mod the partition count in the
+// topic's list for a MessagesKey send, any of the topic's for a Balanced
+// send (a per-process round robin, 10 item 8); none when it does not
+// resolve.
+func (m *Model) Groups(t Target) []uint64 {
+	_, s, ok := m.resolveStream(t.stream)
+	if !ok {
+		return nil
+	}
+	_, tp, ok := s.resolveTopic(t.topic)
+	if !ok || len(tp.partitions) == 0 {
+		return nil
+	}
+	switch t.partitioning {
+	case partitioningBalanced:
+		out := make([]uint64, len(tp.partitions))
+		for i, p := range tp.partitions {
+			out[i] = p.group
+		}
+		return out
+	case partitioningMessagesKey:
+		return []uint64{tp.partitions[xxh32(t.key)%uint32(len(tp.partitions))].group}
+	}
+	if t.partitioning == 0 && !t.hasPartition {
+		return nil
+	}
+	for _, p := range tp.partitions {
+		if p.id == t.partition {
+			return []uint64{p.group}
+		}
+	}
+	return nil
+}
+
 // Resolves reports whether a target reaches a partition in the model's
 // state, as the replica that applied exactly the model's ops resolves it
 // (1.5, 5.25-5.27): the stream and topic resolve, the topic has a
 // partition, and a partition id (a PartitionID send, or an offset
 // request's partition) is one of the topic's.
-func (m *Model) Resolves(t Target) bool {
+func (m *Model) Resolves(t Target) bool { return len(m.Groups(t)) > 0 }
+
+// Poll is a decoded PollMessages (5.28).
+type Poll struct {
+	Target
+	consumerKind uint8
+}
+
+// DecodePoll decodes a PollMessages body (5.28): a consumer (1.3), stream_id,
+// topic_id, the optional partition (1.4; none reads partition 0), the
+// strategy (1.6: kind 1..5, then a u64), count u32, auto_commit u8, and
+// nothing after (vopr's replica reads it to its exact length, as its
+// consumer offset bodies, DEVIATIONS.md 71).
+func DecodePoll(body []byte) (Poll, error) {
+	r := &reader{what: "PollMessages", b: body}
+	var q Poll
+	at := r.at
+	kind, err := r.u8()
+	if err != nil {
+		return q, err
+	}
+	if kind != consumerSingle && kind != consumerGroup {
+		return q, bodyErr(r.what, at, "consumer kind %d", kind)
+	}
+	q.consumerKind = kind
+	if _, err := r.identifier(); err != nil {
+		return q, err
+	}
+	if q.stream, err = r.identifier(); err != nil {
+		return q, err
+	}
+	if q.topic, err = r.identifier(); err != nil {
+		return q, err
+	}
+	flag, err := r.u8()
+	if err != nil {
+		return q, err
+	}
+	if q.partition, err = r.u32(); err != nil {
+		return q, err
+	}
+	q.hasPartition = true // a poll names partition 0 when it names none
+	if flag != 1 {
+		q.partition = 0
+	}
+	at = r.at
+	strategy, err := r.u8()
+	if err != nil {
+		return q, err
+	}
+	if strategy < 1 || strategy > 5 {
+		return q, bodyErr(r.what, at, "strategy %d", strategy)
+	}
+	if _, err := r.bytes(8 + 4 + 1); err != nil {
+		return q, err
+	}
+	return q, r.done()
+}
+
+// Individual reports whether the poll is an individual consumer's (kind
+// 1): a group's is answered with an empty poll in this slice, whatever the
+// state.
+func (q Poll) Individual() bool { return q.consumerKind == consumerSingle }
+
+// StreamResolves and TopicResolves: how far a target resolves in the
+// model's state, for a poll's NotFound codes (5.28: 1009, 2010, 3007).
+func (m *Model) StreamResolves(t Target) bool {
+	_, _, ok := m.resolveStream(t.stream)
+	return ok
+}
+
+// TopicResolves: the target's stream and topic resolve.
+func (m *Model) TopicResolves(t Target) bool {
 	_, s, ok := m.resolveStream(t.stream)
 	if !ok {
 		return false
 	}
-	_, tp, ok := s.resolveTopic(t.topic)
-	if !ok || len(tp.partitions) == 0 {
-		return false
-	}
-	if t.partitioning == partitioningBalanced || t.partitioning == partitioningMessagesKey {
-		return true
-	}
-	if t.partitioning == 0 && !t.hasPartition {
-		return false
-	}
-	for _, p := range tp.partitions {
-		if p.id == t.partition {
-			return true
-		}
-	}
-	return false
+	_, _, ok = s.resolveTopic(t.topic)
+	return ok
 }

@@ -139,3 +139,45 @@ func TestResolves(t *testing.T) {
 		}
 	}
 }
+
+// xxh32 agrees with the xxHash reference vectors and with the replica's
+// key index (replica/partition KeyIndex), on every length around its
+// 16-byte stripes.
+func TestXXH32(t *testing.T) {
+	for _, v := range []struct {
+		in   string
+		want uint32
+	}{{"", 0x02cc5d05}, {"a", 0x550d7456}, {"abc", 0x32d153ff}} {
+		if got := xxh32([]byte(v.in)); got != v.want {
+			t.Errorf("xxh32(%q) = %#x, want %#x", v.in, got, v.want)
+		}
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		key := rapid.SliceOfN(rapid.Byte(), 0, 70).Draw(t, "key")
+		n := rapid.IntRange(1, 9).Draw(t, "partitions")
+		if got, want := int(xxh32(key)%uint32(n)), partplane.KeyIndex(key, n); got != want {
+			t.Fatalf("key %x over %d: index %d, the replica's %d", key, n, got, want)
+		}
+	})
+}
+
+// DecodePoll agrees with the replica's poll decoder on bent bodies.
+func TestDifferentialPolls(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		q := partplane.Poll{ConsumerKind: rapid.SampledFrom([]uint8{1, 1, 2, 0, 3}).Draw(t, "kind"),
+			Consumer: genPartitionIdentifier(t, "consumer"), Stream: genPartitionIdentifier(t, "stream"),
+			Topic: genPartitionIdentifier(t, "topic"), HasPartition: rapid.Bool().Draw(t, "has"),
+			Partition: rapid.Uint32Range(0, 3).Draw(t, "partition"), Strategy: rapid.SampledFrom([]uint8{1, 2, 3, 4, 5, 0, 6}).Draw(t, "strategy"),
+			Count: rapid.Uint32Range(0, 20).Draw(t, "count")}
+		body := bend(t, partplane.EncodePoll(q))
+		got, err := DecodePoll(body)
+		want, werr := partplane.DecodePoll(body)
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("body %x: model %v, replica %v", body, err, werr)
+		}
+		if err == nil && (got.partition != want.Partition || got.consumerKind != want.ConsumerKind ||
+			got.stream != identifierOf(want.Stream) || got.topic != identifierOf(want.Topic)) {
+			t.Fatalf("body %x: model %+v, replica %+v", body, got, want)
+		}
+	})
+}
