@@ -10,11 +10,14 @@ import (
 )
 
 // clusterDisks lets the checker read each replica's durable image
-// (checker.Disks): what a crash now would leave on its simulated device,
-// read by the checker's own reader of the on-disk format (checker/diskread,
-// written from docs/disk-format.md, not by the journal's code). It is the
-// durability oracle behind "acknowledged before durable", "sent before
-// durable" and the misdirect excuse of "nack of an acknowledged op".
+// (checker.Disks, checker.Artifacts): what a crash now would leave on its
+// simulated device, read by the checker's own reader of the on-disk format
+// (checker/diskread, written from docs/disk-format.md, not by the journal's
+// or the partition planes' code). It is the durability oracle behind
+// "acknowledged before durable", "sent before durable" and the misdirect
+// excuse of "nack of an acknowledged op", and behind the checks of the
+// checkpoint areas, the consumer offset records and the segment logs
+// (where each zone lies, and which sectors a fault touched).
 type clusterDisks struct {
 	c   *Cluster
 	cfg []journal.Config    // per replica
