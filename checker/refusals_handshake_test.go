@@ -44,6 +44,8 @@ func TestHandshakeRefusals(t *testing.T) {
 		{"a Hello establishes another replica", hello(cluster, 1, false), checker.HandshakeReceipt{Step: step(false), Established: 0},
 			checker.HandshakeWrongPeer},
 		{"a Hello refused", hello(cluster, 0, false), refused("cluster_mismatch"), checker.ValidFrameRefused},
+		{"with auth, a Hello whose Challenge the transport refused", hello(cluster, 0, true),
+			checker.HandshakeReceipt{Step: step(true), Failure: "send_refused", Established: -1, Closed: true}, ""},
 		{"with auth, a Hello establishes nothing yet", hello(cluster, 0, true), checker.HandshakeReceipt{Step: step(true), Established: -1}, ""},
 		{"with auth, a Hello establishes at once", hello(cluster, 0, true), checker.HandshakeReceipt{Step: step(true), Established: 0},
 			checker.HandshakeAccepted},

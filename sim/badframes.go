@@ -119,7 +119,7 @@ func (b *badFrames) tick(nowNs int64) {
 		b.v.res.Probes["bad frames: injected, breaking "+k.rule]++
 		b.v.tr.process("nemesis", p.to, false, fmt.Sprintf("bad frames: a frame breaking %s injected as from replica %d", k.rule, p.from), 0)
 	}
-	if !rc.receive(n, p.conn, frame, true) {
+	if !rc.receive(n, p.conn, network.NodeID(p.from), true, frame, true) {
 		// Replaced by a newer connection the receiver has not read a
 		// frame from yet.
 		delete(rc.conns, [2]uint8{p.from, p.to})

@@ -123,13 +123,13 @@ func eventKindName(k replica.EventKind) string {
 	return "event"
 }
 
-// receive delivers frame to n, read on connection c (n's replica is up),
-// and reports whether n's bus counted it as read on an established
-// connection. injected: the bad-frames nemesis built it.
-func (r *peerReceipts) receive(n *ReplicaNode, c network.ConnID, frame []byte, injected bool) bool {
+// receive delivers frame to n, read on connection c from peer (known:
+// the network knew the connection's other end when it delivered the frame;
+// n's replica is up), and reports whether n's bus counted it as read on an
+// established connection. injected: the bad-frames nemesis built it.
+func (r *peerReceipts) receive(n *ReplicaNode, c network.ConnID, peer network.NodeID, known bool, frame []byte, injected bool) bool {
 	rep := n.rep
-	peer, ok := r.c.Net.Peer(c, network.NodeID(n.id))
-	if !ok || int(peer) >= len(r.c.Replicas) || uint8(peer) == n.id {
+	if !known || int(peer) >= len(r.c.Replicas) || uint8(peer) == n.id {
 		if !injected {
 			rep.PeerReceived(bus.ConnID(c), frame)
 		}

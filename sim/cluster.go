@@ -469,26 +469,28 @@ func (n *ReplicaNode) dialFailed(c network.ConnID) {
 }
 
 func (n *ReplicaNode) Received(c network.ConnID, frame []byte) {
+	// The sender, looked up while the network delivers: a frame held
+	// through a pause is handled when the connection may have finished,
+	// and the checker must still hear whose it was.
+	peer, known := n.c.Net.Peer(c, network.NodeID(n.id))
 	if n.paused {
 		f := append([]byte(nil), frame...) // the network reuses its buffer
-		n.held = append(n.held, func() { n.received(c, f) })
+		n.held = append(n.held, func() { n.received(c, f, peer, known) })
 		return
 	}
-	n.received(c, frame)
+	n.received(c, frame, peer, known)
 }
 
-func (n *ReplicaNode) received(c network.ConnID, frame []byte) {
+func (n *ReplicaNode) received(c network.ConnID, frame []byte, peer network.NodeID, known bool) {
 	if n.rep == nil {
 		return
 	}
 	switch n.conns[c] {
 	case connPeer:
-		if n.c.onPeerFrame != nil {
-			if from, ok := n.c.Net.Peer(c, network.NodeID(n.id)); ok {
-				n.c.onPeerFrame(c, uint8(from), n.id, frame)
-			}
+		if n.c.onPeerFrame != nil && known {
+			n.c.onPeerFrame(c, uint8(peer), n.id, frame)
 		}
-		n.c.receipts.receive(n, c, frame, false)
+		n.c.receipts.receive(n, c, peer, known, frame, false)
 	case connClient:
 		n.c.Checker.ClientDelivered(n.c.Loop.Now(), n.id, uint64(c), frame)
 		n.c.Checker.ClientRequestArrived(n.c.Loop.Now(), n.id, frame)
