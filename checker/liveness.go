@@ -24,10 +24,19 @@ const (
 	QuorumNotCommitted = "acknowledged by a quorum, not committed"
 )
 
+// tickNsAssumed is the simulator's tick (10 ms of virtual time): Quiet
+// is not told it, and dates the ops next to commit then as long due.
+const tickNsAssumed = 10_000_000
+
 // quietTicksGrace: how long a promise may take once it is due (frames are
 // handled within the tick they arrive in; a few ticks spare the order of
 // events within one).
 const quietTicksGrace = 3
+
+// quietNextGraceTicks: how long an op may wait once it is the next to
+// commit (a state transfer's install made it so: the installed state is
+// written durably before the ops above it apply).
+const quietNextGraceTicks = 300
 
 // quietAck is what the checker knows of one op in one view of a primary:
 // the identity its own acknowledgement named, the replicas whose
@@ -50,6 +59,11 @@ type quietState struct {
 	status  []vsr.Status // the metadata group's, by replica, as last reported
 	view    []uint32
 	acks    map[quietKey]*quietAck // looked up only
+	// nextOp[r], nextNs[r]: the op r was to commit next when a tick last
+	// looked, and since when (a quorum of an op it could not commit yet,
+	// behind a state transfer, is due only from then).
+	nextOp []uint64
+	nextNs []int64
 }
 
 // Quiet tells the checker the liveness phase began: faults are off, and
@@ -57,9 +71,13 @@ type quietState struct {
 func (c *Checker) Quiet(nowNs int64, core []bool) {
 	c.nowNs = nowNs
 	q := &quietState{startNs: nowNs, core: append([]bool(nil), core...), status: make([]vsr.Status, c.replicas),
-		view: make([]uint32, c.replicas), acks: map[quietKey]*quietAck{}}
+		view: make([]uint32, c.replicas), acks: map[quietKey]*quietAck{}, nextOp: make([]uint64, c.replicas), nextNs: make([]int64, c.replicas)}
 	copy(q.status, c.lastStatus)
 	copy(q.view, c.lastView)
+	copy(q.nextOp, c.next)
+	for r := range q.nextNs {
+		q.nextNs[r] = nowNs - (quietNextGraceTicks+1)*tickNsAssumed
+	}
 	c.quiet = q
 }
 
@@ -150,8 +168,12 @@ func (c *Checker) QuietTick(nowNs, tickNs int64) {
 			continue
 		}
 		op := c.next[r]
+		if q.nextOp[r] != op {
+			q.nextOp[r], q.nextNs[r] = op, nowNs
+		}
 		a := q.acks[quietKey{view, op}]
-		if a == nil || a.quorumNs == 0 || a.acks&(1<<r) == 0 || nowNs-a.quorumNs <= quietTicksGrace*tickNs {
+		if a == nil || a.quorumNs == 0 || a.acks&(1<<r) == 0 || nowNs-a.quorumNs <= quietTicksGrace*tickNs ||
+			nowNs-q.nextNs[r] <= quietNextGraceTicks*tickNs {
 			continue
 		}
 		c.fail(Violation{Name: QuorumNotCommitted, Liveness: true, Replicas: []uint8{uint8(r)}, Ops: []uint64{op},

@@ -63,6 +63,10 @@ const (
 	// and every view it was told of: a suspicion, an escalation or an
 	// election is to the next view (consensus.md 5).
 	ViewSkipped = "a view change skipped a view"
+	// NeverOpened: a core replica of the quiet cluster reported no status
+	// of its metadata group in its present life: its restart never opened
+	// its disk (recovery hung; one that fails says so, OpenRefused).
+	NeverOpened = "a replica never opened its disk"
 )
 
 // The graces, in ticks, past the moment a promise became due. A frame is
@@ -84,6 +88,9 @@ const (
 	// replica lacks, reconciles its journal and writes its state; a log
 	// beyond its ring waits for a state transfer first.
 	adoptGraceTicks = 3000
+	// openGraceTicks: opening a disk reads the superblock and the journal
+	// ring (and formats a fresh one), each I/O with the seed's latency.
+	openGraceTicks = 3000
 	// durableGraceTicks: a state write is one superblock write and sync.
 	durableGraceTicks = 300
 	// commitGraceTicks: the commit walk repairs what the backup lacks
@@ -157,6 +164,10 @@ type promiseGroup struct {
 	cpDue  []viewOp
 	cpAtNs []int64
 	cpSeen []uint64
+	// nextOp[p], nextNs[p]: the op p was to commit next when a tick last
+	// looked, and since when.
+	nextOp []uint64
+	nextNs []int64
 }
 
 type commitDue struct {
@@ -296,7 +307,8 @@ func (c *Checker) promiseGroupOf(id uint64) *promiseGroup {
 		withheld: map[viewReplica]bool{}, acked: map[viewReplica]ackedOp{}, ackDue: make([]ackDue, n), committed: make([]uint64, n), committedID: make([]wirespec.U128, n),
 		pipeline: make([]*pipelineOf, n), quorums: map[viewOp]quorumOf{}, svDue: make([]svDue, n), rsvInc: make([]wirespec.U128, n),
 		durableView: make([]uint32, n), durableLogView: make([]uint32, n), told: make([]uint32, n),
-		commitDue: make([]commitDue, n), cpDue: make([]viewOp, n), cpAtNs: make([]int64, n), cpSeen: make([]uint64, n)}
+		commitDue: make([]commitDue, n), cpDue: make([]viewOp, n), cpAtNs: make([]int64, n), cpSeen: make([]uint64, n),
+		nextOp: make([]uint64, n), nextNs: make([]int64, n)}
 	c.promises.groups[id] = g
 	c.promises.order = append(c.promises.order, id)
 	return g
@@ -321,6 +333,7 @@ func (c *Checker) groupEvent(r uint8, e vsr.Event) {
 	case vsr.EventCommitted:
 		if g := c.promiseGroupOf(e.Group); c.current(g, r) && e.Op > g.committed[r] {
 			g.committed[r], g.committedID[r] = e.Op, wirespec.Get128(e.Header[:], wirespec.OffChecksum)
+			g.nextOp[r], g.nextNs[r] = e.Op+1, c.nowNs-(quietNextGraceTicks+1)*tickNsAssumed // next by a commit: due at once
 			if g.id == wirespec.MetadataGroup && c.checkpointInterval > 0 && e.Op%c.checkpointInterval == 0 {
 				g.cpDue[r], g.cpAtNs[r] = viewOp{op: e.Op}, c.nowNs
 			}
@@ -533,6 +546,18 @@ func (c *Checker) promiseDelivered(from, to uint8, f []byte) {
 func (c *Checker) promisesTick(tickNs int64) {
 	q := c.quiet
 	c.promises.tickNs = tickNs
+	if c.nowNs-q.startNs > openGraceTicks*tickNs {
+		meta := c.promiseGroupOf(wirespec.MetadataGroup)
+		for r := 0; r < c.replicas; r++ {
+			// (A replica that never restarted opened its disk at boot.)
+			if q.core[r] && c.incarnations[r] > 0 && !c.current(meta, uint8(r)) {
+				c.fail(Violation{Name: NeverOpened, Liveness: true, Replicas: []uint8{uint8(r)},
+					Detail: fmt.Sprintf("replica %d, in the core of the quiet cluster since %.6f s, has reported no status of its metadata group since its last restart, %d ticks on: its open of its disk never finished",
+						r, float64(q.startNs)/1e9, openGraceTicks)})
+				return
+			}
+		}
+	}
 	live := c.liveGroups()
 	for _, id := range c.promises.order {
 		g := c.promises.groups[id]
@@ -636,8 +661,13 @@ func (c *Checker) checkRetransmit(g *promiseGroup, p uint8, tickNs int64) {
 		ops = append(ops, op)
 	}
 	slices.Sort(ops)
+	committed := c.committedAt(g, p)
 	for _, op := range ops {
 		pp := pl.ops[op]
+		if op <= committed {
+			delete(pl.ops, op) // committed here (a state transfer installed it): nothing to resend
+			continue
+		}
 		if !pp.ownAck {
 			continue // it has no body to send yet (a merged op it repairs)
 		}
@@ -677,17 +707,26 @@ func (c *Checker) checkQuorumCommitted(g *promiseGroup, p uint8, tickNs int64) {
 	if !c.current(g, p) || g.status[p] != vsr.StatusNormal || int(g.view[p])%c.replicas != int(p) {
 		return
 	}
-	next := g.committed[p] + 1
+	next := c.committedAt(g, p) + 1
+	if g.nextOp[p] != next {
+		// Next by other than a commit (a state transfer's install, a
+		// restored checkpoint): due once the grace for that has passed.
+		since := c.nowNs
+		if g.nextOp[p] == 0 {
+			since = c.nowNs - (quietNextGraceTicks+1)*tickNs // first look: due at once
+		}
+		g.nextOp[p], g.nextNs[p] = next, since
+	}
 	q, ok := g.quorums[viewOp{g.view[p], next}]
 	if !ok || q.primary != p || q.inc != c.incarnations[p] {
 		return
 	}
-	if c.nowNs-max(q.atNs, c.quiet.startNs, g.sinceNs[p]) <= quorumCommitGraceTicks*tickNs {
+	if c.nowNs-max(q.atNs, c.quiet.startNs, g.sinceNs[p]) <= quorumCommitGraceTicks*tickNs || c.nowNs-g.nextNs[p] <= quietNextGraceTicks*tickNs {
 		return
 	}
 	c.fail(Violation{Name: QuorumNotCommitted, Liveness: true, Replicas: []uint8{p}, Ops: []uint64{next},
 		Detail: fmt.Sprintf("in %s, replica %d, the Normal primary of view %d, has held its own and %d replicas' acknowledgements of op %d %s (replicas %s) since %.6f s, a replication quorum of %d, and has not committed it (it committed op %d)",
-			groupName(g.id), p, g.view[p], bits.OnesCount64(q.acks)-1, next, q.id, replicaSet(q.acks, c.replicas), float64(q.atNs)/1e9, quorumReplication(c.replicas), g.committed[p])})
+			groupName(g.id), p, g.view[p], bits.OnesCount64(q.acks)-1, next, q.id, replicaSet(q.acks, c.replicas), float64(q.atNs)/1e9, quorumReplication(c.replicas), next-1)})
 }
 
 // checkAbandoned: a replica that owed adopting a StartView and moved to a
@@ -705,13 +744,16 @@ func (c *Checker) checkAbandoned(g *promiseGroup, r uint8, e vsr.Event) {
 }
 
 // checkViewStep holds a replica's own view changes to one view at a time,
-// in every phase (a rule of the protocol, not of the quiet cluster: the
-// frames it was told by are the ones delivered, lost ones aside).
+// in the quiet cluster only: before it, a replica may take a view from a
+// frame the checker is not shown (one on a connection whose peer is not
+// known yet), and adopting a StartView sets its view before it reports a
+// status (VOPR seed 1926599512: a replica paused through a view change
+// reported view 5, then view 14).
 func (c *Checker) checkViewStep(g *promiseGroup, r uint8, e vsr.Event) {
-	if c.violation != nil || !c.current(g, r) || e.View <= max(g.view[r], g.told[r])+1 {
+	if c.quiet == nil || c.violation != nil || !c.current(g, r) || e.View <= max(g.view[r], g.told[r])+1 {
 		return
 	}
-	c.fail(Violation{Name: ViewSkipped, Liveness: c.quiet != nil, Replicas: []uint8{r},
+	c.fail(Violation{Name: ViewSkipped, Liveness: true, Replicas: []uint8{r},
 		Detail: fmt.Sprintf("in %s, replica %d moved from view %d (%v) to view %d (%v), and no frame of a view above %d had reached it",
 			groupName(g.id), r, g.view[r], g.status[r], e.View, e.Status, g.told[r])})
 }

@@ -340,6 +340,7 @@ func TestViewSkipped(t *testing.T) {
 		f := quietNormal(t, 3)
 		f.status(1, vsr.StatusViewChange, to)
 		if to == 2 {
+			// (Liveness: a promise of the quiet cluster.)
 			wantViolation(t, f, checker.ViewSkipped)
 			continue
 		}
@@ -347,6 +348,25 @@ func TestViewSkipped(t *testing.T) {
 		f.c.Delivered(f.tick(), 1, 2, startViewChange(1, 1))
 		f.status(0, vsr.StatusViewChange, 1)
 		f.status(2, vsr.StatusViewChange, 1)
+		wantPass(t, f)
+	}
+}
+
+// A core replica that restarted reports its metadata group's status once
+// its disk is open; one that never does is named.
+func TestNeverOpened(t *testing.T) {
+	for _, opens := range []bool{false, true} {
+		f := quietNormal(t, 3)
+		f.crash(2)
+		if opens {
+			f.status(2, vsr.StatusRecovering, 0)
+			f.status(2, vsr.StatusNormal, 0)
+		}
+		f.after(3010)
+		if !opens {
+			wantViolation(t, f, checker.NeverOpened)
+			continue
+		}
 		wantPass(t, f)
 	}
 }
