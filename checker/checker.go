@@ -97,8 +97,8 @@ type Checker struct {
 	// conf: what the frames sent so far promise, for the frames that
 	// answer them (conform.go).
 	conf conformance
-	// frameSizeMax: the replicas' max_message_size (refusals.go).
-	frameSizeMax uint32
+	// refusals: what the receiver-rule checks follow (refusals.go).
+	refusals refusalState
 	// The liveness phase's promises (liveness.go): nil before it; and
 	// every replica's last metadata status and view.
 	quiet      *quietState

@@ -90,8 +90,16 @@ type Receipt struct {
 	GroupRun bool
 }
 
+// refusalState is what the receiver-rule checks follow: the replicas'
+// max_message_size, and each connection's handshake by its id (looked up
+// only).
+type refusalState struct {
+	frameSizeMax uint32
+	handshakes   map[uint64]*handshakeConn
+}
+
 // SetFrameSizeMax tells the checker the replicas' max_message_size.
-func (c *Checker) SetFrameSizeMax(n uint32) { c.frameSizeMax = n }
+func (c *Checker) SetFrameSizeMax(n uint32) { c.refusals.frameSizeMax = n }
 
 // wireRules: the wire codec's rule for each receiver rule of wirespec, or
 // bus names the bus's own rule that refuses it.
@@ -173,7 +181,7 @@ func (c *Checker) PeerFrame(nowNs int64, from, to uint8, frame []byte, injected 
 	fail := func(name, format string, a ...any) {
 		c.fail(Violation{Name: name, Replicas: []uint8{to, from}, Detail: fmt.Sprintf("replica %d, %s, ", to, what) + fmt.Sprintf(format, a...)})
 	}
-	ref := wirespec.Receive(frame, c.replicas, c.frameSizeMax)
+	ref := wirespec.Receive(frame, c.replicas, c.refusals.frameSizeMax)
 	if ref == nil {
 		switch {
 		case !r.Delivered && !(r.BusRule == "handshake"):
@@ -257,7 +265,7 @@ func (c *Checker) PeerFramePanicked(nowNs int64, from, to uint8, frame []byte, s
 	if step != nil {
 		ref = wirespec.ReceiveHandshake(frame, *step)
 	} else {
-		ref = wirespec.Receive(frame, c.replicas, c.frameSizeMax)
+		ref = wirespec.Receive(frame, c.replicas, c.refusals.frameSizeMax)
 	}
 	if ref == nil {
 		return

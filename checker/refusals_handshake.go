@@ -21,7 +21,19 @@ const (
 	// HandshakeWrongPeer: a replica established a connection as another
 	// peer's than the one its handshake named.
 	HandshakeWrongPeer = "handshake established another peer"
+	// HandshakeMACWrong: a replica's Challenge or Finish carried a MAC
+	// other than its connection's transcript's under its current key
+	// (wire.md 6.4: each end signs with its current secret).
+	HandshakeMACWrong = "handshake MAC off its transcript"
 )
+
+// handshakeConn is what the checker follows of one connection's
+// handshake: the nonce of the Hello its acceptor read, and of the
+// Challenge its dialer read.
+type handshakeConn struct {
+	nonceD, nonceA [32]byte
+	haveD, haveA   bool
+}
 
 // HandshakeReceipt is what a replica did with a frame it read on a
 // connection whose handshake was not done, as the harness saw it around
@@ -38,6 +50,11 @@ type HandshakeReceipt struct {
 	Established int
 	// Closed: it closed the connection during the call.
 	Closed bool
+	// Conn names the connection (one id for both its ends), and
+	// SenderSecret is the current secret of the replica at its other end
+	// (what an honest sender signs with).
+	Conn         uint64
+	SenderSecret []byte
 }
 
 // handshakeFailures: the bus's failure names for each rule of 6.4.
@@ -88,6 +105,40 @@ func (c *Checker) HandshakeFrame(nowNs int64, from, to uint8, frame []byte, inje
 	}
 	fail := func(name, format string, a ...any) {
 		c.fail(Violation{Name: name, Replicas: []uint8{to, from}, Detail: fmt.Sprintf("replica %d, %s, ", to, what) + fmt.Sprintf(format, a...)})
+	}
+	if c.refusals.handshakes == nil {
+		c.refusals.handshakes = map[uint64]*handshakeConn{}
+	}
+	hc := c.refusals.handshakes[r.Conn]
+	if hc == nil {
+		hc = &handshakeConn{}
+		c.refusals.handshakes[r.Conn] = hc
+	}
+	cmd8 := frame[wirespec.OffCommand]
+	if r.Step.Acceptor && !r.Step.Second && cmd8 == wirespec.ReplicaHello {
+		hc.nonceD, hc.haveD = wirespec.Nonce(frame), true
+	}
+	// The transcript of a Challenge the dialer reads (its nonce is the
+	// frame's) or of a Finish the acceptor reads.
+	var tr *wirespec.Transcript
+	dir := byte(wirespec.MACDialer)
+	switch {
+	case !r.Step.Acceptor && cmd8 == wirespec.ReplicaChallenge && frame[192] == 0 && hc.haveD:
+		tr = &wirespec.Transcript{Cluster: r.Step.Cluster, Dialer: to, Acceptor: from, NonceD: hc.nonceD, NonceA: wirespec.Nonce(frame)}
+		dir = wirespec.MACAcceptor
+	case r.Step.Acceptor && r.Step.Second && cmd8 == wirespec.ReplicaFinish && hc.haveD && hc.haveA:
+		tr = &wirespec.Transcript{Cluster: r.Step.Cluster, Dialer: from, Acceptor: to, NonceD: hc.nonceD, NonceA: hc.nonceA}
+	}
+	if !r.Step.Acceptor && cmd8 == wirespec.ReplicaChallenge && frame[192] == 0 {
+		hc.nonceA, hc.haveA = wirespec.Nonce(frame), true
+	}
+	if tr != nil && r.Step.Auth {
+		if want := tr.MAC(wirespec.MACKey(r.SenderSecret), dir); !injected && wirespec.MACOf(frame) != want {
+			c.fail(Violation{Name: HandshakeMACWrong, Replicas: []uint8{from, to}, Detail: fmt.Sprintf("replica %d sent replica %d a %s whose MAC %x is not its connection's transcript's under its current key (%x): dialer %d, acceptor %d, nonces %x and %x",
+				from, to, cmd, wirespec.MACOf(frame), want, tr.Dialer, tr.Acceptor, tr.NonceD, tr.NonceA)})
+			return
+		}
+		r.Step.Transcript = tr
 	}
 	ref := wirespec.ReceiveHandshake(frame, r.Step)
 	if ref == nil {

@@ -24,66 +24,66 @@ type impostorKind struct {
 	name     string
 	replaces wire.Command // the honest frame it takes the place of
 	auth     bool
-	build    func(b *badFrames, honest []byte, from uint8, c network.ConnID, to uint8) (frame []byte, badMAC bool)
+	build    func(b *badFrames, honest []byte, from uint8, c network.ConnID, to uint8) []byte
 }
 
 var impostorKinds = []impostorKind{
-	{"a Commit as the first frame", wire.CommandReplicaHello, false, func(b *badFrames, h []byte, from uint8, _ network.ConnID, _ uint8) ([]byte, bool) {
-		return b.impostorCommit(h, from), false
+	{"a Commit as the first frame", wire.CommandReplicaHello, false, func(b *badFrames, h []byte, from uint8, _ network.ConnID, _ uint8) []byte {
+		return b.impostorCommit(h, from)
 	}},
-	{"a Hello of another cluster", wire.CommandReplicaHello, false, func(b *badFrames, h []byte, _ uint8, _ network.ConnID, _ uint8) ([]byte, bool) {
+	{"a Hello of another cluster", wire.CommandReplicaHello, false, func(b *badFrames, h []byte, _ uint8, _ network.ConnID, _ uint8) []byte {
 		f := append([]byte(nil), h...)
 		other := wire.ClusterID(fmt.Sprintf("not-vopr-%d", b.rng.IntN(1000)))
 		putU128(f, 32, other)
-		return f, false
+		return f
 	}},
-	{"a Hello naming a replica not below the acceptor", wire.CommandReplicaHello, false, func(b *badFrames, h []byte, _ uint8, _ network.ConnID, _ uint8) ([]byte, bool) {
+	{"a Hello naming a replica not below the acceptor", wire.CommandReplicaHello, false, func(b *badFrames, h []byte, _ uint8, _ network.ConnID, _ uint8) []byte {
 		f := append([]byte(nil), h...)
 		f[61] = 0xff // the acceptor's id or above: set at substitution
-		return f, false
+		return f
 	}},
-	{"a Hello without a nonce", wire.CommandReplicaHello, true, func(b *badFrames, h []byte, _ uint8, _ network.ConnID, _ uint8) ([]byte, bool) {
+	{"a Hello without a nonce", wire.CommandReplicaHello, true, func(b *badFrames, h []byte, _ uint8, _ network.ConnID, _ uint8) []byte {
 		f := append([]byte(nil), h...)
 		clear(f[128:160])
-		return f, false
+		return f
 	}},
-	{"a Finish whose MAC had a bit flipped", wire.CommandReplicaFinish, true, func(b *badFrames, h []byte, _ uint8, _ network.ConnID, _ uint8) ([]byte, bool) {
+	{"a Finish whose MAC had a bit flipped", wire.CommandReplicaFinish, true, func(b *badFrames, h []byte, _ uint8, _ network.ConnID, _ uint8) []byte {
 		f := append([]byte(nil), h...)
 		f[160+b.rng.IntN(32)] ^= 1 << b.rng.IntN(8)
-		return f, true
+		return f
 	}},
-	{"a Commit in place of the Finish", wire.CommandReplicaFinish, true, func(b *badFrames, h []byte, from uint8, _ network.ConnID, _ uint8) ([]byte, bool) {
-		return b.impostorCommit(h, from), false
+	{"a Commit in place of the Finish", wire.CommandReplicaFinish, true, func(b *badFrames, h []byte, from uint8, _ network.ConnID, _ uint8) []byte {
+		return b.impostorCommit(h, from)
 	}},
-	{"a Finish signed without the secret", wire.CommandReplicaFinish, true, func(b *badFrames, h []byte, from uint8, c network.ConnID, to uint8) ([]byte, bool) {
+	{"a Finish signed without the secret", wire.CommandReplicaFinish, true, func(b *badFrames, h []byte, from uint8, c network.ConnID, to uint8) []byte {
 		// An impostor that holds no secret MACs under the key of the
 		// empty one.
 		f := append([]byte(nil), h...)
 		tr := b.transcript(h, from, to, c)
 		mac := tr.MAC(wire.DeriveMACKey(nil), wire.MACDialer)
 		copy(f[160:192], mac[:])
-		return f, true
+		return f
 	}},
-	{"a Challenge signed without the secret", wire.CommandReplicaChallenge, true, func(b *badFrames, h []byte, from uint8, c network.ConnID, to uint8) ([]byte, bool) {
+	{"a Challenge signed without the secret", wire.CommandReplicaChallenge, true, func(b *badFrames, h []byte, from uint8, c network.ConnID, to uint8) []byte {
 		f := append([]byte(nil), h...)
 		tr := b.transcript(h, to, from, c)
 		mac := tr.MAC(wire.DeriveMACKey(nil), wire.MACAcceptor)
 		copy(f[160:192], mac[:])
-		return f, true
+		return f
 	}},
-	{"a Challenge that rejects", wire.CommandReplicaChallenge, true, func(b *badFrames, h []byte, _ uint8, _ network.ConnID, _ uint8) ([]byte, bool) {
+	{"a Challenge that rejects", wire.CommandReplicaChallenge, true, func(b *badFrames, h []byte, _ uint8, _ network.ConnID, _ uint8) []byte {
 		f := append([]byte(nil), h...)
 		clear(f[128:192])
 		f[192] = byte(1 + b.rng.IntN(255))
-		return f, false
+		return f
 	}},
-	{"a Challenge whose MAC had a bit flipped", wire.CommandReplicaChallenge, true, func(b *badFrames, h []byte, _ uint8, _ network.ConnID, _ uint8) ([]byte, bool) {
+	{"a Challenge whose MAC had a bit flipped", wire.CommandReplicaChallenge, true, func(b *badFrames, h []byte, _ uint8, _ network.ConnID, _ uint8) []byte {
 		f := append([]byte(nil), h...)
 		f[160+b.rng.IntN(32)] ^= 1 << b.rng.IntN(8)
-		return f, true
+		return f
 	}},
-	{"a Commit in place of the Challenge", wire.CommandReplicaChallenge, true, func(b *badFrames, h []byte, from uint8, _ network.ConnID, _ uint8) ([]byte, bool) {
-		return b.impostorCommit(h, from), false
+	{"a Commit in place of the Challenge", wire.CommandReplicaChallenge, true, func(b *badFrames, h []byte, from uint8, _ network.ConnID, _ uint8) []byte {
+		return b.impostorCommit(h, from)
 	}},
 }
 
@@ -204,12 +204,12 @@ func (b *badFrames) send(from uint8, c network.ConnID, frame []byte) bool {
 	if !ok || int(to) >= len(b.v.c.Replicas) {
 		return false
 	}
-	bad, badMAC := k.build(b, frame, from, c, uint8(to))
+	bad := k.build(b, frame, from, c, uint8(to))
 	if bad[61] == 0xff && bad[60] == byte(wire.CommandReplicaHello) {
 		bad[61] = uint8(to) + uint8(b.rng.IntN(256-int(to)))
 	}
 	h := b.v.c.receipts.handshake(c, uint8(to))
-	h.injected, h.badMAC = true, badMAC
+	h.injected = true
 	b.impostor = -1
 	b.v.res.Probes["bad frames: impostor sent "+k.name]++
 	b.v.tr.process("nemesis", uint8(to), false, fmt.Sprintf("bad frames: %s sent to it in place of replica %d's", k.name, from), 0)

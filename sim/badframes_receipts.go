@@ -56,9 +56,9 @@ type handshakeSoFar struct {
 	// helloPassed: the acceptor read a Hello that passed (auth on: the
 	// next frame is its Finish).
 	helloPassed bool
-	// The next frame read was put there by the bad-frames nemesis in
-	// place of the one sent (injected), with its MAC broken (badMAC).
-	injected, badMAC bool
+	// injected: the next frame read was put there by the bad-frames
+	// nemesis in place of the one sent.
+	injected bool
 }
 
 func newPeerReceipts(c *Cluster) *peerReceipts {
@@ -251,8 +251,13 @@ func (r *peerReceipts) handshakeStep(n *ReplicaNode, c network.ConnID, from uint
 	cluster := cfg.Cluster()
 	s := wirespec.HandshakeStep{Acceptor: from < n.id, Cluster: wirespec.U128{Lo: cluster.Lo, Hi: cluster.Hi},
 		Replica: n.id, Replicas: len(r.c.Replicas), Auth: cfg.Auth, SizeMax: cfg.Profile.FrameSizeMax}
+	for _, secret := range [][]byte{cfg.Secret, cfg.PreviousSecret} {
+		if len(secret) > 0 {
+			s.Secrets = append(s.Secrets, secret)
+		}
+	}
 	if h != nil {
-		s.Second, s.BadMAC = h.helloPassed, h.badMAC
+		s.Second = h.helloPassed
 	}
 	return s
 }
@@ -267,7 +272,7 @@ func (r *peerReceipts) handshakeFrame(n *ReplicaNode, c network.ConnID, from uin
 	}
 	end := connEnd{c, n.id}
 	h := r.handshake(c, n.id)
-	hr := checker.HandshakeReceipt{Step: step, Established: -1}
+	hr := checker.HandshakeReceipt{Step: step, Established: -1, Conn: uint64(c), SenderSecret: r.c.replicaConfig(from).Secret}
 	fa, fb := after.HandshakeFailures(), before.HandshakeFailures()
 	for i := range fa {
 		if fa[i] > fb[i] {
@@ -282,7 +287,7 @@ func (r *peerReceipts) handshakeFrame(n *ReplicaNode, c network.ConnID, from uin
 	_, open := n.conns[c]
 	hr.Closed = !open
 	injected := h.injected
-	h.injected, h.badMAC = false, false
+	h.injected = false
 	r.c.Checker.HandshakeFrame(r.c.Loop.Now(), from, n.id, frame, injected, hr)
 	switch {
 	case hr.Closed:

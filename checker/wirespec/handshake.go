@@ -1,10 +1,15 @@
 package wirespec
 
+import (
+	"encoding/binary"
+
+	"lukechampine.com/blake3"
+)
+
 // The handshake's receiver rules (wire.md 6.4), for a frame read on a
-// connection whose handshake is not done. A MAC's validity needs the
-// secret and both nonces: the checker does not hold them, so the frame's
-// builder declares a MAC it broke (HandshakeStep.BadMAC) and these rules
-// take its word.
+// connection whose handshake is not done. A MAC is judged with the
+// receiver's secrets and the transcript of the connection's Hello and
+// Challenge, which the checker follows (checker.HandshakeFrame).
 
 // Handshake rules, named as wire.md 6.4 states them.
 const (
@@ -35,9 +40,13 @@ type HandshakeStep struct {
 	// SizeMax is its max_message_size: the framing rules (1.1) come
 	// first in the handshake too.
 	SizeMax uint32
-	// BadMAC: the frame's builder broke its MAC (an injected Finish or
-	// Challenge whose MAC had a bit flipped).
-	BadMAC bool
+	// Secrets are the receiver's shared secrets, the current and (in a
+	// rotation window) the previous: a MAC verifies under either (6.4).
+	Secrets [][]byte
+	// Transcript is the connection's so far (its Hello's nonce, and for
+	// a Finish its Challenge's), nil when not known: the MAC then goes
+	// unjudged.
+	Transcript *Transcript
 }
 
 // ReceiveHandshake judges frame f at step s of its receiver's handshake:
@@ -70,8 +79,8 @@ func ReceiveHandshake(f []byte, s HandshakeStep) *Refusal {
 		switch {
 		case c != ReplicaFinish:
 			return closing(RuleFinishFirst, "a %s", CommandName(c))
-		case s.BadMAC:
-			return closing(RuleMAC, "a Finish whose mac_d had a bit flipped")
+		case s.Auth && s.Transcript != nil && !s.Transcript.Verifies(MACOf(f), MACDialer, s.Secrets):
+			return closing(RuleMAC, "a Finish whose mac_d is the transcript's under none of the acceptor's keys")
 		}
 	default:
 		switch {
@@ -79,9 +88,79 @@ func ReceiveHandshake(f []byte, s HandshakeStep) *Refusal {
 			return closing(RuleChallengeFirst, "a %s", CommandName(c))
 		case f[192] != 0:
 			return closing(RuleChallengeOK, "status %d", f[192])
-		case s.BadMAC:
-			return closing(RuleMAC, "a Challenge whose mac_a had a bit flipped")
+		case s.Transcript != nil && !s.Transcript.Verifies(MACOf(f), MACAcceptor, s.Secrets):
+			return closing(RuleMAC, "a Challenge whose mac_a is the transcript's under none of the dialer's keys")
 		}
 	}
 	return nil
+}
+
+// Nonce is a Hello's or a Challenge's nonce (bytes 128..160, 5.19).
+func Nonce(f []byte) [32]byte {
+	var n [32]byte
+	copy(n[:], f[128:160])
+	return n
+}
+
+// MACOf is a Challenge's or a Finish's MAC (bytes 160..192, 5.19).
+func MACOf(f []byte) [32]byte {
+	var m [32]byte
+	copy(m[:], f[160:192])
+	return m
+}
+
+// The handshake's MAC (wire.md 6.1, 6.2), plaintext mode: the checker's own,
+// so that it judges a Finish's or a Challenge's MAC itself.
+const (
+	macKeyContext = "apache-iggy replica-auth v1 psk->mac-key"
+	macDomainTag  = "apache-iggy replica-auth v1"
+	// MACDialer and MACAcceptor are the transcript's last byte: whose MAC
+	// it is (the dialer's, in the Finish; the acceptor's, in the Challenge).
+	MACDialer   = 1
+	MACAcceptor = 2
+)
+
+// MACKey derives the MAC key from a shared secret's raw bytes: BLAKE3
+// derive_key with the context of 6.1.
+func MACKey(secret []byte) [32]byte {
+	var k [32]byte
+	blake3.DeriveKey(k[:], macKeyContext, secret)
+	return k
+}
+
+// Transcript is what both ends of a handshake MAC (6.2): the cluster, the
+// dialer's and the acceptor's ids, and both nonces.
+type Transcript struct {
+	Cluster          U128
+	Dialer, Acceptor uint8
+	NonceD, NonceA   [32]byte
+}
+
+// MAC is the BLAKE3 keyed hash, under key, of the 143-byte transcript for
+// direction dir (plaintext mode: mode byte 0, exporter zero).
+func (t *Transcript) MAC(key [32]byte, dir byte) [32]byte {
+	var b [143]byte
+	copy(b[0:27], macDomainTag)
+	binary.LittleEndian.PutUint64(b[27:], t.Cluster.Lo)
+	binary.LittleEndian.PutUint64(b[35:], t.Cluster.Hi)
+	b[43], b[44] = t.Dialer, t.Acceptor
+	copy(b[45:77], t.NonceD[:])
+	copy(b[77:109], t.NonceA[:])
+	b[142] = dir
+	h := blake3.New(32, key[:])
+	h.Write(b[:])
+	var mac [32]byte
+	h.Sum(mac[:0])
+	return mac
+}
+
+// Verifies reports whether mac is the transcript's MAC for dir under the
+// key of any of secrets (a receiver's current and previous, 6.4).
+func (t *Transcript) Verifies(mac [32]byte, dir byte, secrets [][]byte) bool {
+	for _, s := range secrets {
+		if t.MAC(MACKey(s), dir) == mac {
+			return true
+		}
+	}
+	return false
 }

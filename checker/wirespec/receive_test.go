@@ -1,6 +1,7 @@
 package wirespec_test
 
 import (
+	"encoding/hex"
 	"testing"
 
 	"github.com/iggy-vopr/vopr/checker/wirespec"
@@ -92,5 +93,35 @@ func TestGroupOf(t *testing.T) {
 	f := wire.BuildFrame(&wire.ForwardRegisterHeader{Client: wire.U128{Lo: 1}, Nonce: wire.U128{Lo: 1}}, nil)
 	if _, ok := wirespec.GroupOf(f); ok {
 		t.Error("a ForwardRegister names a group")
+	}
+}
+
+// The checker's own MAC reproduces wire.md 12.B's B3 vectors (Iggy's
+// auth.rs transcript: secret 0123456789abcdef0123456789abcdef, cluster
+// 0xDEADBEEF, dialer 3, acceptor 1, nonces 11 x 32 and 22 x 32, plaintext).
+func TestMACVectorB3(t *testing.T) {
+	key := wirespec.MACKey([]byte("0123456789abcdef0123456789abcdef"))
+	if got := hex.EncodeToString(key[:]); got != "39ec545024b097198cbf082b239525e97c0da3a60f3a18fd29f7d169de6a54be" {
+		t.Fatalf("mac_key %s", got)
+	}
+	tr := wirespec.Transcript{Cluster: wirespec.U128{Lo: 0xDEADBEEF}, Dialer: 3, Acceptor: 1}
+	for i := range tr.NonceD {
+		tr.NonceD[i], tr.NonceA[i] = 0x11, 0x22
+	}
+	for _, tc := range []struct {
+		dir  byte
+		want string
+	}{
+		{wirespec.MACAcceptor, "d01fab02794764b228d1817948d0b60c24739807a19b3da9023a8082c3d5e0ee"},
+		{wirespec.MACDialer, "58437a3a453354283bb2522096dc7a5e2091051961bf28a6d6022bc7b950b92f"},
+	} {
+		mac := tr.MAC(key, tc.dir)
+		if got := hex.EncodeToString(mac[:]); got != tc.want {
+			t.Errorf("direction %d: %s, want %s", tc.dir, got, tc.want)
+		}
+		if !tr.Verifies(mac, tc.dir, [][]byte{[]byte("another secret of thirty-two bytes"), []byte("0123456789abcdef0123456789abcdef")}) ||
+			tr.Verifies(mac, tc.dir, [][]byte{[]byte("another secret of thirty-two bytes")}) {
+			t.Errorf("direction %d: Verifies", tc.dir)
+		}
 	}
 }
