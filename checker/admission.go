@@ -73,6 +73,7 @@ type admission struct {
 	// answer.
 	arriving        *wire.RequestHeader
 	arrivingReplica uint8
+	arrivingBody    []byte // the request's body, copied
 	// states: the model after every committed op that changed it, in op
 	// order (a replica that applied op k resolves names as states' last
 	// entry at or below k does).
@@ -103,8 +104,56 @@ func (c *Checker) ClientRequestArrived(nowNs int64, r uint8, frame []byte) {
 	}
 	var h wire.RequestHeader
 	h.Decode(wire.HeaderOf(frame))
-	a.arriving, a.arrivingReplica = &h, r
+	a.arriving, a.arrivingReplica, a.arrivingBody = &h, r, append(a.arrivingBody[:0], frame[wire.HeaderSize:]...)
 }
+
+// admissionSent judges a frame replica r sends a client while it reads a
+// client's request: a poll's reply (5.28) is the empty poll for a body the
+// model does not decode or a consumer group's, and otherwise names the
+// partition polled, which the replica's applied metadata holds (a poll of
+// what it does not hold is a NotFound status).
+func (c *Checker) admissionSent(r uint8, frame []byte) {
+	a := c.adm
+	if a == nil || a.arriving == nil || a.arrivingReplica != r || len(frame) < wire.HeaderSize {
+		return
+	}
+	h := a.arriving
+	if h.Operation != wire.OperationNonReplicated || h.CommandCode != pollMessagesCode || wire.HeaderOf(frame).Command() != wire.CommandReply {
+		return
+	}
+	var x wire.ReplyHeader
+	x.Decode(wire.HeaderOf(frame))
+	if x.Client != h.Client || x.Request != h.Request || x.Status != 0 {
+		return
+	}
+	body := frame[wire.HeaderSize:]
+	var why string
+	q, err := refmodel.DecodePoll(a.arrivingBody)
+	switch {
+	case err != nil || !q.Individual():
+		if string(body) != string(emptyPoll[:]) {
+			why = "the model answers it with the empty poll (it does not decode, or is a consumer group's)"
+		}
+	case len(body) < 4:
+		why = "a poll reply shorter than its partition id"
+	default:
+		applied, m := c.appliedModel(r)
+		switch got := binary.LittleEndian.Uint32(body); {
+		case !m.Resolves(q.Target):
+			why = fmt.Sprintf("%s does not resolve in the metadata the replica applied (op %d): the model answers a NotFound status", q.Target, applied)
+		case !q.NamesPartition(got):
+			why = fmt.Sprintf("the reply is of partition %d; the model polls %s", got, q.Target)
+		}
+	}
+	if why != "" {
+		c.fail(Violation{Name: AnswerDiverged, Replicas: []uint8{r},
+			Detail: fmt.Sprintf("replica %d answered PollMessages request %d of client %s with a %d-byte reply; %s", r, h.Request, h.Client, len(body), why)})
+	}
+}
+
+// emptyPoll is the reply to a poll that does not decode (client-ops.md
+// 5.28): partition 0, current offset 0, no messages.
+var emptyPoll [16]byte
 
 // ClientRequestHandled: replica r has read the request ClientRequestArrived
 // announced.

@@ -1,6 +1,7 @@
 package checker_test
 
 import (
+	"encoding/binary"
 	"testing"
 
 	"github.com/iggy-vopr/vopr/checker"
@@ -200,6 +201,42 @@ func TestPollAnswers(t *testing.T) {
 		q.inv.Code = 100
 		f.c.Invoke(q.inv) // with its command code, as a client invokes a read
 		f.c.Replica(f.tick(), replica.Event{Kind: replica.EventDeny, Replica: 1, Client: q.inv.ClientID, Request: q.inv.Request, Status: tc.status})
+		if tc.bad {
+			wantViolation(t, f, checker.AnswerDiverged)
+			continue
+		}
+		wantPass(t, f)
+	}
+}
+
+// A poll's reply names the partition polled, one the replica's applied
+// metadata holds; the empty poll answers only a body the model does not
+// decode (a decoder that refuses valid polls answers them all so).
+func TestPollReplies(t *testing.T) {
+	empty := make([]byte, 16)
+	ofPartition := func(p uint32) []byte { return binary.LittleEndian.AppendUint32(make([]byte, 0, 16), p)[:4:4] }
+	undecodable := call{wire.OperationNonReplicated, append(pollOf("s", "t", 1).body, 9)}
+	for _, tc := range []struct {
+		c    call
+		body []byte
+		bad  bool
+	}{
+		{pollOf("s", "t", 1), append(ofPartition(1), make([]byte, 12)...), false},
+		{pollOf("s", "t", 1), empty, true},
+		{pollOf("x", "t", 0), empty, true},
+		{undecodable, empty, false},
+		{undecodable, append(ofPartition(1), make([]byte, 12)...), true},
+	} {
+		f, cls := started(t, 3, 1)
+		f.do(f.invoke(cls[0], createStream("s")))
+		f.do(f.invoke(cls[0], createTopic("s", "t", 2)))
+		q := f.invoke(cls[0], tc.c)
+		h := wire.RequestHeader{Client: q.inv.ClientID, Session: q.inv.Session, Request: q.inv.Request,
+			Operation: wire.OperationNonReplicated, CommandCode: 100}
+		f.c.ClientRequestArrived(f.tick(), 2, wire.BuildFrame(&h, q.inv.Body))
+		r := wire.ReplyHeader{Client: q.inv.ClientID, Request: q.inv.Request, Operation: wire.OperationNonReplicated}
+		f.c.ToClient(f.tick(), 2, wire.BuildFrame(&r, tc.body))
+		f.c.ClientRequestHandled(2)
 		if tc.bad {
 			wantViolation(t, f, checker.AnswerDiverged)
 			continue

@@ -239,6 +239,7 @@ func (c *Checker) ToClient(nowNs int64, r uint8, frame []byte) {
 	if c.violation != nil {
 		return
 	}
+	c.admissionSent(r, frame)
 	if p := wirespec.CheckToClient(frame); p != nil {
 		c.fail(Violation{Name: OffTheWire, Replicas: []uint8{r},
 			Detail: fmt.Sprintf("replica %d sent a client a frame that breaks wire.md %s: %s", r, p.Rule, p.Detail)})

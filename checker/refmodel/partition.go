@@ -303,6 +303,10 @@ func DecodePoll(body []byte) (Poll, error) {
 	return q, r.done()
 }
 
+// NamesPartition reports whether a poll reply's partition id is the one
+// the poll reads.
+func (q Poll) NamesPartition(id uint32) bool { return q.partition == id }
+
 // Individual reports whether the poll is an individual consumer's (kind
 // 1): a group's is answered with an empty poll in this slice, whatever the
 // state.
