@@ -168,8 +168,15 @@ var humantimeEdges = []string{"0", "0s", "00", "05m", "0h 5m", "007ms", "10s", "
 // humantime draws a duration text: an edge, or terms from the grammar
 // (right or wrong).
 func (b *BadMix) humantime() string {
-	if b.rng.IntN(2) == 0 {
+	switch b.rng.IntN(4) {
+	case 0, 1:
 		return humantimeEdges[b.rng.IntN(len(humantimeEdges))]
+	case 2:
+		// Nanoseconds just short of k whole seconds: the carry of
+		// nanoseconds into seconds, where nanos / 999_999_999 and
+		// nanos / 1_000_000_000 part.
+		k := uint64(2 + b.rng.IntN(3))
+		return fmt.Sprintf("%dns", k*1_000_000_000-1-uint64(b.rng.IntN(int(k))))
 	}
 	var s strings.Builder
 	for i := range 1 + b.rng.IntN(3) {
