@@ -183,6 +183,11 @@ func (c *Checker) sentToClient(r uint8, frame []byte) {
 	sent := sentReply{client: u128(wirespec.Get128(frame, wirespec.OffReplyClient)),
 		request: wirespec.U64(frame, wirespec.OffReplyRequest), atNs: c.nowNs, set: true}
 	c.answers.lastReply[r] = sent
+	// The request the client last sent here is answered: a later commit
+	// of it (a retry committed again) owes nothing more.
+	if d, ok := c.answers.delivered[inflightKey{r, sent.client}]; ok && d.request == sent.request {
+		delete(c.answers.delivered, inflightKey{r, sent.client})
+	}
 	p := c.answers.poll[r]
 	if !p.set || p.client != sent.client || p.request != sent.request || frame[wirespec.OffReplyOperation] != 2 {
 		return

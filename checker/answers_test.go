@@ -5,6 +5,7 @@ import (
 
 	"github.com/iggy-vopr/vopr/checker"
 	"github.com/iggy-vopr/vopr/replica"
+	"github.com/iggy-vopr/vopr/replica/vsr"
 	"github.com/iggy-vopr/vopr/replica/wire"
 )
 
@@ -96,4 +97,31 @@ func TestPollAnswered(t *testing.T) {
 			wantPass(t, f)
 		})
 	}
+}
+
+// Once a replica answered the request its client last sent it, a retry of
+// it committed again there (a forwarded Logout proposed twice) owes the
+// client nothing more.
+func TestAnsweredRequestCommittedAgainOwesNothing(t *testing.T) {
+	f := newFake(t, 3)
+	f.c.SetClientTableCapacity(4)
+	f.status(0, vsr.StatusNormal, 0)
+	cl := f.client(0)
+	f.do(f.register(cl))
+	a := f.invoke(cl, call{op: wire.OperationLogout})
+	f.c.ClientDelivered(f.tick(), 0, 7, requestFrame(a))
+	// Replica 0 builds the reply (and sends it, the first time) as it
+	// applies the op, before its commit is reported.
+	commit := func(p *prep, send bool) {
+		f.commitTo(1, p.op()) // the model applies it: p.reply is built
+		f.at(f.now + 1000)
+		if send {
+			f.c.ToClient(f.now, 0, p.reply)
+		}
+		f.c.Replica(f.now, replica.Event{Kind: replica.EventReply, Replica: 0, Client: a.inv.ClientID, Request: a.inv.Request, Op: p.op(), Frame: p.reply})
+		f.commitTo(0, p.op())
+	}
+	commit(f.propose(a), true)
+	commit(f.propose(a), false) // the retry, forwarded by a backup, committed again
+	wantPass(t, f)
 }

@@ -123,6 +123,9 @@ type Checker struct {
 	// answers (answers.go): the client connections and the requests each
 	// replica admitted from them, owed a reply.
 	answers *answerState
+	// commitSeen: the highest metadata commit any frame announced
+	// (claims.go).
+	commitSeen uint64
 
 	violation *Violation
 	recent    [evidenceMax]noteEntry // a ring: event k at k % evidenceMax

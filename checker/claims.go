@@ -3,6 +3,7 @@ package checker
 import (
 	"fmt"
 
+	"github.com/iggy-vopr/vopr/checker/wirespec"
 	"github.com/iggy-vopr/vopr/replica/vsr"
 )
 
@@ -27,12 +28,50 @@ func (c *Checker) probeClaim(r uint8, probe string) {
 		return
 	}
 	// Replaying ends once r is Normal and its commit_min reaches its
-	// commit_max (or the head it recovered): commit_max is never above the
-	// highest op committed anywhere, the canonical log's length.
-	if c.lastStatus[r] != vsr.StatusNormal || c.next[r]-1 < uint64(len(c.canon)) {
+	// commit_max (or the head it recovered). r's commit_max is at most the
+	// highest commit any frame announced (a primary may announce an op
+	// before it applies it) and the highest op committed anywhere.
+	if c.lastStatus[r] != vsr.StatusNormal || c.next[r]-1 < max(uint64(len(c.canon)), c.commitSeen) {
 		return
 	}
 	c.fail(Violation{Name: RefusedWithoutCause, Replicas: []uint8{r}, Ops: []uint64{c.next[r] - 1},
-		Detail: fmt.Sprintf("replica %d refused a partition request as replaying its metadata log, but it is Normal and has committed op %d, the head of the canonical log: nothing is left to replay",
+		Detail: fmt.Sprintf("replica %d refused a partition request as replaying its metadata log, but it is Normal and has committed op %d, the head of the canonical log and the highest commit any frame announced: nothing is left to replay",
 			r, c.next[r]-1)})
 }
+
+// noteCommitSeen follows the highest metadata commit number a replica
+// announced in a frame it sent (wire.md 5: a prepare's, an acknowledgement's
+// and a Commit's commit, a vote's and a StartView's, an offer's commit_max):
+// no replica's commit_max is above it.
+func (c *Checker) noteCommitSeen(f []byte) {
+	if len(f) < wirespec.HeaderSize {
+		return
+	}
+	var group, commit uint64
+	switch f[wirespec.OffCommand] {
+	case wirespec.Prepare:
+		p := wirespec.ReadPrepare(f)
+		group, commit = p.Group, p.Commit
+	case wirespec.PrepareOk:
+		group, commit = wirespec.U64(f, wirespec.OffPrepareOkGroup), wirespec.U64(f, offPrepareOkCommit)
+	case wirespec.Commit:
+		group, commit = wirespec.U64(f, wirespec.OffCommitGroup), wirespec.U64(f, wirespec.OffCommitCommit)
+	case wirespec.DoViewChange, wirespec.StartView:
+		group, commit = wirespec.U64(f, wirespec.OffVoteGroup), wirespec.U64(f, wirespec.OffVoteCommit)
+	case wirespec.StateTransferTarget:
+		group, commit = wirespec.U64(f, offTargetGroup), wirespec.U64(f, offTargetCommitMax)
+	default:
+		return
+	}
+	if group == wirespec.MetadataGroup {
+		c.commitSeen = max(c.commitSeen, commit)
+	}
+}
+
+// Offsets of wire.md 5.2 (PrepareOk's commit) and 8.2 (StateTransferTarget)
+// that wirespec names nowhere else.
+const (
+	offPrepareOkCommit = 168
+	offTargetGroup     = 152
+	offTargetCommitMax = 168
+)

@@ -97,6 +97,7 @@ func (c *Checker) Sent(nowNs int64, from uint8, to int, frame []byte) {
 	if c.violation != nil || int(from) >= c.replicas {
 		return
 	}
+	c.noteCommitSeen(frame)
 	if c.conform(from, to, frame); c.violation != nil || len(frame) < wire.HeaderSize {
 		return
 	}

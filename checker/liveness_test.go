@@ -7,6 +7,7 @@ import (
 	"github.com/iggy-vopr/vopr/checker"
 	"github.com/iggy-vopr/vopr/replica"
 	"github.com/iggy-vopr/vopr/replica/vsr"
+	"github.com/iggy-vopr/vopr/replica/wire"
 )
 
 const tickNs = 10_000_000
@@ -63,11 +64,20 @@ func TestTransferRefused(t *testing.T) {
 // A replica that has committed the whole canonical log refuses nothing as
 // "replaying"; one behind it may.
 func TestRefusedWithoutCause(t *testing.T) {
-	for _, caughtUp := range []bool{false, true} {
+	for _, tc := range []struct {
+		name     string
+		caughtUp bool
+	}{{"behind the log", false}, {"announced a commit not applied yet", false}, {"caught up", true}} {
 		f, cls := started(t, 3, 1)
 		f.do(f.invoke(cls[0], createStream("a")))
-		if !caughtUp {
+		caughtUp := tc.caughtUp
+		switch tc.name {
+		case "behind the log":
 			f.crash(2) // it replays from op 1
+		case "announced a commit not applied yet":
+			// The primary announces op 3 committed before it applies it.
+			x := wire.CommitHeader{Prefix: wire.Prefix{Cluster: wire.ClusterID("test")}, Commit: 3, Group: wire.MetadataGroup}
+			f.c.Sent(f.tick(), 0, 2, wire.BuildFrame(&x, nil))
 		}
 		f.status(2, vsr.StatusNormal, 0)
 		f.c.Replica(f.tick(), replica.Event{Kind: replica.EventProbe, Replica: 2,
