@@ -123,14 +123,19 @@ func (x *badCtx) metadataPrepare() []byte {
 // stamped batch of two messages, before edit changes its batch; the batch
 // checksum is recomputed over the edited bytes unless edit returns false.
 func (x *badCtx) sendMessages(edit func(b []byte) bool) []byte {
-	batch := wire.EncodeBatch(wire.BatchHeader{OriginTimestamp: 1000}, []wire.Message{
-		{ID: wire.U128{Lo: x.rng.Uint64() | 1}, Payload: []byte("bad-frames-one")},
-		{ID: wire.U128{Lo: x.rng.Uint64() | 1}, TimestampDelta: 3, Payload: []byte("bad-frames-two"), UserHeaders: []byte("h")},
-	})
 	group := x.group
 	if group == 0 {
 		group = 1
 	}
+	return x.sendMessagesOf(group, edit)
+}
+
+// sendMessagesOf is sendMessages for group.
+func (x *badCtx) sendMessagesOf(group uint64, edit func(b []byte) bool) []byte {
+	batch := wire.EncodeBatch(wire.BatchHeader{OriginTimestamp: 1000}, []wire.Message{
+		{ID: wire.U128{Lo: x.rng.Uint64() | 1}, Payload: []byte("bad-frames-one")},
+		{ID: wire.U128{Lo: x.rng.Uint64() | 1}, TimestampDelta: 3, Payload: []byte("bad-frames-two"), UserHeaders: []byte("h")},
+	})
 	wire.StampBatch(batch, group&(1<<20-1), 0, 5000)
 	if edit(batch) {
 		binary.LittleEndian.PutUint64(batch[wirespec.OffBatchChecksum:], batchSum(batch))

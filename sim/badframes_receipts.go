@@ -236,6 +236,20 @@ func (r *peerReceipts) panicked(p any) {
 	}
 }
 
+// clientBegin and clientEnd bracket n's handling of a client's frame: the
+// checker hears of the probes it emitted (checker.AdmissionProbes).
+func (r *peerReceipts) clientBegin(n *ReplicaNode) {
+	r.at, r.injected = n, false
+	r.events, r.probes = r.events[:0], r.probes[:0]
+}
+
+func (r *peerReceipts) clientEnd(n *ReplicaNode, frame []byte) {
+	r.at = nil
+	if len(r.probes) > 0 {
+		r.c.Checker.AdmissionProbes(r.c.Loop.Now(), n.id, frame, r.probes)
+	}
+}
+
 // sent notes a frame replica from hands the network for replica to:
 // during an injected frame's delivery, an answer to its sender.
 func (r *peerReceipts) sent(from uint8, to int, frame []byte) {

@@ -65,6 +65,11 @@ var voidKinds = []voidKind{
 		return wire.BuildFrame(&wire.RequestPreparesHeader{Prefix: x.prefix(0), Nonce: wire.U128{Lo: x.rng.Uint64() | 1, Hi: x.rng.Uint64()},
 			FromOp: from, ToOp: from + x.rng.Uint64N(64), Group: wire.MetadataGroup}, nil)
 	}},
+	{"a SendMessages prepare of a group the receiver does not run", func(x *badCtx) []byte {
+		// Its batch whole: the receiver's ingress check of the batch
+		// (wire.md 7, DEVIATIONS 22) passes it, the routing drops it.
+		return x.sendMessagesOf(x.unknownGroup, func([]byte) bool { return false })
+	}},
 	{"a Commit of a group the receiver does not run", func(x *badCtx) []byte {
 		return wire.BuildFrame(&wire.CommitHeader{Prefix: x.prefix(x.rng.Uint32N(8)), TimestampMonotonic: 1 + x.rng.Uint64N(1<<20),
 			Commit: x.rng.Uint64N(16), Group: x.unknownGroup}, nil)

@@ -494,7 +494,9 @@ func (n *ReplicaNode) received(c network.ConnID, frame []byte, peer network.Node
 	case connClient:
 		n.c.Checker.ClientDelivered(n.c.Loop.Now(), n.id, uint64(c), frame)
 		n.c.Checker.ClientRequestArrived(n.c.Loop.Now(), n.id, frame)
+		n.c.receipts.clientBegin(n)
 		n.rep.ClientReceived(replica.ConnID(c), frame)
+		n.c.receipts.clientEnd(n, frame)
 		n.c.Checker.ClientHandled(n.c.Loop.Now(), n.id)
 		n.c.Checker.ClientRequestHandled(n.id)
 	}

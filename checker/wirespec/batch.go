@@ -78,3 +78,7 @@ func checkBatch(b []byte, prepareTimestamp uint64, stamped bool) *Problem {
 	}
 	return nil
 }
+
+// CheckUnstampedBatch judges a batch as a producer sends it (wire.md 7.4:
+// nothing stamped yet): every rule of CheckBatch but the stamp's.
+func CheckUnstampedBatch(b []byte) *Problem { return checkBatch(b, 0, false) }
