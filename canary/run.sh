@@ -27,7 +27,7 @@ canary_commit_one_ack           129 committed op replaced|divergent commit|non-l
 canary_ack_before_sync          129 acknowledged before durable|acknowledged another prepare
 canary_dvc_before_persist       129 sent before durable
 canary_retry_applied_twice      129 duplicate apply|non-linearizable reply
-canary_torn_trusted             129 corrupt body applied|replica panic
+canary_torn_trusted             129 corrupt body applied|frame off the wire format|replica panic
 canary_nack_corrupt             129 nack of an acknowledged op
 canary_apply_unchecked          129 committed op replaced|divergent commit|hash chain break|replica panic
 canary_truncate_without_quorum  129 committed op lost|committed op replaced|divergent commit|non-linearizable reply|replica panic
@@ -35,14 +35,14 @@ canary_repair_unchained         129 committed op replaced|divergent commit|hash 
 canary_chain_unchecked          129 committed op replaced|divergent commit|hash chain break|replica panic
 canary_vote_drops_tail          129 nack of an acknowledged op|log_view without its log|committed op lost|committed op replaced|divergent commit|replica panic
 canary_delete_keeps_name        129 reply differs from the model|non-linearizable reply
-canary_rename_keeps_old_name    129 reply differs from the model|non-linearizable reply
+canary_rename_keeps_old_name    129 reply differs from the model|answer differs from the model|non-linearizable reply
 canary_topic_name_global        129 reply differs from the model|non-linearizable reply
 canary_stale_startview_accepted 129 acknowledged op truncated|nack of an acknowledged op|committed op lost|committed op replaced|divergent commit
 canary_heartbeat_reset          128 the core kept changing views after it converged
 canary_partition_reply_before_commit 129 lost write
 canary_poll_uncommitted         129 G1a aborted read|inconsistent offsets
 canary_amnesia_votes            129|128 log_view without its log|replica panic|committed op lost|committed op replaced|divergent commit|lost write|inconsistent offsets|the core did not converge
-canary_offset_at_prepare        129 poll skip
+canary_offset_at_prepare        129 poll skip|installed state differs from the model
 canary_segment_lost_flush       129 segment log incomplete
 canary_no_restamp               128 a prepare not retransmitted to a backup that has not acknowledged it|the core did not converge
 canary_install_unchecked        129 transferred artifact does not decode|checkpoints differ|non-linearizable reply|divergent commit|replica panic
