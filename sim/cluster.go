@@ -11,6 +11,7 @@ import (
 	"github.com/iggy-vopr/vopr/replica/bus"
 	"github.com/iggy-vopr/vopr/replica/journal"
 	"github.com/iggy-vopr/vopr/replica/partition"
+	"github.com/iggy-vopr/vopr/replica/transfer"
 	"github.com/iggy-vopr/vopr/replica/vsr"
 	"github.com/iggy-vopr/vopr/storage"
 	"github.com/iggy-vopr/vopr/workload"
@@ -142,7 +143,8 @@ func NewCluster(o ClusterOptions) *Cluster {
 	cfg0 := c.replicaConfig(0)
 	c.Layout = replica.Layout(cfg0)
 	c.Atlas = storage.NewAtlas(c.Layout, o.Replicas, c.Streams.Stream("storage.atlas"),
-		storage.AtlasOptions{Clean: []string{journal.ZoneSuperblock, partition.ZoneSuperblocks}, Linked: [][2]string{{journal.ZoneHeaders, journal.ZonePrepares}}})
+		storage.AtlasOptions{Clean: []string{journal.ZoneSuperblock, partition.ZoneSuperblocks}, Linked: [][2]string{{journal.ZoneHeaders, journal.ZonePrepares}},
+			Shared: []string{transfer.ZoneCheckpoints}})
 	c.Checker = checker.New(o.Replicas)
 	l := cfg0.MetadataLimits()
 	c.metadataLimits = refmodel.Limits{Streams: l.Streams, TopicsPerStream: l.TopicsPerStream, PartitionID: l.PartitionID,

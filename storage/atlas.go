@@ -40,6 +40,18 @@ type AtlasOptions struct {
 	// sets; a zone may follow at most one zone, and a followed zone may not
 	// itself follow another.
 	Linked [][2]string
+	// Shared names zones whose chunks hold one datum each replica places
+	// where its own history says: the generations of a checkpoint, which
+	// alternate between two areas, so replica 0's newest may sit in area 0
+	// and replica 1's in area 1. Drawn chunk by chunk, such a zone could
+	// let every replica lose its own newest copy, each in a chunk the
+	// others keep clean, and the datum would be gone beyond the bound (VOPR
+	// seed 3965681137: both replicas of a two-replica cluster lost the
+	// checkpoint their rings had wrapped past). Every chunk of a shared zone
+	// takes the set of its first, so at most QuorumReplication(n)-1
+	// replicas may fault the zone at all, each of them (by the whole-zone
+	// rule) one chunk of it only.
+	Shared []string
 }
 
 // Atlas says, for every chunk of a layout, which replicas of the cluster may
@@ -61,6 +73,7 @@ type Atlas struct {
 	replicas int
 	leaders  []int      // leaders[z]: the zone whose sets zone z shares (z itself if none)
 	clean    []bool     // clean[z]: zone z may not be faulted
+	shared   []bool     // shared[z]: at most QuorumReplication(n)-1 replicas may fault zone z at all
 	masks    [][]uint64 // masks[z][c]: bit r set when replica r may fault chunk c of zone z
 }
 
@@ -98,6 +111,15 @@ func NewAtlas(layout *Layout, replicas int, rng *rand.Rand, opts AtlasOptions) *
 		}
 		a.leaders[follower] = leader
 	}
+	shared := make([]bool, zones)
+	a.shared = shared
+	for _, name := range opts.Shared {
+		z := a.zoneNamed(name)
+		if a.leaders[z] != z {
+			panic(fmt.Sprintf("storage: shared zone %q follows another", name))
+		}
+		shared[z] = true
+	}
 	for _, name := range opts.Clean {
 		a.clean[a.leaders[a.zoneNamed(name)]] = true
 	}
@@ -118,6 +140,19 @@ func NewAtlas(layout *Layout, replicas int, rng *rand.Rand, opts AtlasOptions) *
 			masks[c] = drawReplicaSet(rng, replicas, perChunk)
 		}
 		if len(masks) < 2 {
+			continue
+		}
+		if shared[z] {
+			// Each replica of the set keeps one chunk clean, chosen by its
+			// index: no draw, so the zones after keep their draws.
+			for c := range masks {
+				masks[c] = masks[0]
+			}
+			for r := range replicas {
+				if bit := uint64(1) << r; masks[0]&bit != 0 {
+					masks[r%len(masks)] &^= bit
+				}
+			}
 			continue
 		}
 		for r := range replicas {
@@ -190,7 +225,8 @@ func (a *Atlas) Granted(replica int32, z int, c uint64) bool {
 // chunk is granted only to replicas of the cluster and to at most
 // QuorumReplication(n)-1 of them; clean zones grant nothing; linked zones
 // grant identical sets; no replica is granted every chunk of a zone of two or
-// more chunks.
+// more chunks; a shared zone is granted to at most QuorumReplication(n)-1
+// replicas in all.
 func (a *Atlas) Check() error {
 	perChunkMax := QuorumReplication(a.replicas) - 1
 	for z := range a.masks {
@@ -198,8 +234,9 @@ func (a *Atlas) Check() error {
 		if uint64(len(a.masks[z])) != zone.Chunks {
 			return fmt.Errorf("storage: atlas zone %q has %d chunks, layout %d", zone.Name, len(a.masks[z]), zone.Chunks)
 		}
-		var whole uint64 = ^uint64(0)
+		var whole, any uint64 = ^uint64(0), 0
 		for c, m := range a.masks[z] {
+			any |= m
 			if a.replicas < replicasMax && m>>a.replicas != 0 {
 				return fmt.Errorf("storage: atlas grants zone %q chunk %d to replicas %#x, beyond the cluster's %d", zone.Name, c, m, a.replicas)
 			}
@@ -216,6 +253,9 @@ func (a *Atlas) Check() error {
 		}
 		if zone.Chunks >= 2 && whole != 0 {
 			return fmt.Errorf("storage: atlas grants every chunk of zone %q to replicas %#x", zone.Name, whole)
+		}
+		if a.shared[z] && bits.OnesCount64(any) > perChunkMax {
+			return fmt.Errorf("storage: atlas grants shared zone %q to %d replicas (%#x), more than quorum_replication-1 = %d", zone.Name, bits.OnesCount64(any), any, perChunkMax)
 		}
 	}
 	return nil

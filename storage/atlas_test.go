@@ -43,6 +43,11 @@ func TestAtlasBound(t *testing.T) {
 		if rapid.Bool().Draw(rt, "clean") {
 			opts.Clean = []string{fmt.Sprintf("z%d", zoneCount-1)}
 		}
+		shared := ""
+		if zoneCount >= 3 && rapid.Bool().Draw(rt, "shared") {
+			shared = "z2"
+			opts.Shared = []string{shared}
+		}
 		layout := storage.NewLayout(zones...)
 		atlas := storage.NewAtlas(layout, replicas, kernel.NewStreams(rapid.Uint64().Draw(rt, "seed")).Stream("atlas"), opts)
 		if err := atlas.Check(); err != nil {
@@ -71,6 +76,17 @@ func TestAtlasBound(t *testing.T) {
 			}
 			if layout.Zone(z).Chunks >= 2 && whole != 0 {
 				rt.Fatalf("zone %d wholly granted to %#x", z, whole)
+			}
+			if layout.Zone(z).Name == shared {
+				// However each replica places the zone's datum among its
+				// chunks, one of at most bound replicas may lose it.
+				var any uint64
+				for c := range layout.Zone(z).Chunks {
+					any |= atlas.Mask(z, c)
+				}
+				if n := bits.OnesCount64(any); n > bound {
+					rt.Fatalf("%d replicas: shared zone %d granted to %d replicas (%#x), more than %d", replicas, z, n, any, bound)
+				}
 			}
 		}
 	})
