@@ -256,6 +256,80 @@ type promiseBook struct {
 	// nothing of it per group). Looked up only.
 	live   map[uint64]bool
 	liveAt int
+	// links answers whether two replicas hold an established connection
+	// to each other at both ends (nil: always, as in unit tests); linkNs
+	// [r][p] is since when they have, sampled each quiet tick (0: not
+	// now). lastCmd and lastView are the last frame delivered's.
+	links    func(r, p uint8) bool
+	linkNs   [][]int64
+	lastCmd  uint8
+	lastView uint32
+}
+
+// SetLinks lets the checker ask whether replicas r and p hold an
+// established connection to each other at both ends: the transport's
+// state, not the protocol's. A promise whose fulfilment is a frame from one
+// to the other is due only from the moment they can reach each other (a
+// connection a reset or a refused frame closed at one end before the quiet
+// cluster lets the other end send into it until the bus reconnects, every
+// ReconnectTicks: VOPR seed 664490705 with -bad-frames=true, a vote held
+// back 400 ticks with no connection to send it on).
+func (c *Checker) SetLinks(linked func(r, p uint8) bool) { c.promises.links = linked }
+
+// linked reports whether r and p can reach each other now.
+func (c *Checker) linked(r, p uint8) bool {
+	if r == p {
+		return false
+	}
+	return c.promises.links == nil || c.promises.links(r, p)
+}
+
+// sampleLinks notes, once a tick, since when each pair of core replicas
+// has been linked.
+func (c *Checker) sampleLinks() {
+	b := &c.promises
+	if b.linkNs == nil {
+		b.linkNs = make([][]int64, c.replicas)
+		for r := range b.linkNs {
+			b.linkNs[r] = make([]int64, c.replicas)
+		}
+	}
+	for r := 0; r < c.replicas; r++ {
+		for p := 0; p < c.replicas; p++ {
+			switch {
+			case !c.quiet.core[r] || !c.quiet.core[p] || !c.linked(uint8(r), uint8(p)):
+				b.linkNs[r][p] = 0
+			case b.linkNs[r][p] == 0:
+				b.linkNs[r][p] = c.nowNs
+			}
+		}
+	}
+}
+
+// linkSince is since when core replicas r and p have been linked without a
+// break, as the quiet ticks saw it (false: not now, nothing between them is
+// due).
+func (c *Checker) linkSince(r, p uint8) (int64, bool) {
+	b := &c.promises
+	if b.links == nil {
+		return 0, r != p
+	}
+	if b.linkNs == nil || int(r) >= len(b.linkNs) || int(p) >= len(b.linkNs) || b.linkNs[r][p] == 0 {
+		return 0, false
+	}
+	return b.linkNs[r][p], true
+}
+
+// anyLinkSince is since when r has been linked to some core peer (its
+// earliest link that holds now): a broadcast reaches that one.
+func (c *Checker) anyLinkSince(r uint8) (int64, bool) {
+	since, ok := int64(0), false
+	for p := 0; p < c.replicas; p++ {
+		if s, linked := c.linkSince(r, uint8(p)); linked && (!ok || s < since) {
+			since, ok = s, true
+		}
+	}
+	return since, ok
 }
 
 // liveGroups returns the partition groups of the committed metadata.
@@ -341,12 +415,24 @@ func (c *Checker) groupEvent(r uint8, e vsr.Event) {
 	case vsr.EventStatus:
 		g := c.promiseGroupOf(e.Group)
 		if !c.current(g, r) {
+			// A new life: what the last one applied, was told and owed
+			// is gone with its memory (VOPR seed 3530214869: replica 0
+			// applied op 25, crashed before its checkpoint, and restored
+			// the one at op 20; op 25's checkpoint is owed once it applies
+			// op 25 again). Its first next op came by a restore.
 			g.committed[r], g.committedID[r], g.told[r], g.svDue[r] = 0, wirespec.U128{}, 0, svDue{}
+			g.cpDue[r], g.cpAtNs[r], g.cpSeen[r] = viewOp{}, 0, 0
+			if c.incarnations[r] > 0 {
+				g.nextOp[r] = restoredNext
+			}
 		}
 		c.checkAbandoned(g, r, e)
 		c.checkViewStep(g, r, e)
 		if !c.current(g, r) || g.status[r] != e.Status || g.view[r] != e.View {
 			g.sinceNs[r] = c.nowNs
+			if e.Status == vsr.StatusViewChange {
+				c.enteredViewChange(g, r, e.View)
+			}
 		}
 		g.status[r], g.view[r], g.inc[r], g.known[r] = e.Status, e.View, c.incarnations[r], true
 		g.pipeline[r] = nil
@@ -409,6 +495,48 @@ func (c *Checker) promiseCount(g *promiseGroup, pl *pipelineOf, op uint64, p *pe
 	}
 }
 
+// tallySuspicion counts a StartViewChange of view from replica from, as
+// replica to hears it (consensus.md 5): a recovering replica ignores it, one
+// in an older view joins view (its tally starts afresh, with this one), and
+// one in view counts it only in view_change status (a Normal replica of the
+// view, its view change over, ignores it). A StartViewChange heard in
+// another view is no vote of this one (VOPR seed 424747: replica 0,
+// recovering in view 24, ignored view 25's, then elected itself into view
+// 25, which the others had left Normal, and owed no vote there).
+func (c *Checker) tallySuspicion(g *promiseGroup, from, to uint8, view uint32) {
+	if !c.current(g, to) || g.status[to] == vsr.StatusRecovering || g.view[to] > view {
+		return
+	}
+	k := viewReplica{view, to}
+	switch {
+	case g.view[to] < view:
+		g.svcFrom[k] = 1 << from
+		delete(g.svcQuorum, k)
+	case g.status[to] == vsr.StatusViewChange:
+		g.svcFrom[k] |= 1 << from
+	default:
+		return
+	}
+	if _, ok := g.svcQuorum[k]; !ok && bits.OnesCount64(g.svcFrom[k]) >= (c.replicas-1)/2 {
+		g.svcQuorum[k] = c.nowNs
+	}
+}
+
+// enteredViewChange: replica r reported view_change status in view, from
+// another status or view (or life). Its tally of the view starts afresh
+// (startViewChange's vc.reset), unless the frame delivered to it just now
+// was the StartViewChange of view that made it join, which tallySuspicion
+// counted as the first.
+func (c *Checker) enteredViewChange(g *promiseGroup, r uint8, view uint32) {
+	b := &c.promises
+	if b.lastTo == r && b.lastNs == c.nowNs && b.lastGroup == g.id && b.lastCmd == wirespec.StartViewChange && b.lastView == view {
+		return
+	}
+	k := viewReplica{view, r}
+	delete(g.svcFrom, k)
+	delete(g.svcQuorum, k)
+}
+
 // promiseDelivered follows the frames the promises are about. Before the
 // quiet cluster nothing is due (frames are lost), but what was acknowledged
 // and prepared then is what the quiet cluster starts from.
@@ -419,15 +547,13 @@ func (c *Checker) promiseDelivered(from, to uint8, f []byte) {
 	quiet := c.quiet != nil && c.quiet.core[to]
 	view := wirespec.U32(f, wirespec.OffView)
 	c.promises.lastTo, c.promises.lastNs, c.promises.lastGroup = to, c.nowNs, 0
+	c.promises.lastCmd, c.promises.lastView = f[wirespec.OffCommand], view
 	if id, ok := frameGroup(f); ok {
 		g := c.promiseGroupOf(id)
 		g.told[to] = max(g.told[to], view)
 	}
 	switch cmd := f[wirespec.OffCommand]; cmd {
 	case wirespec.StartViewChange, wirespec.DoViewChange:
-		if !quiet {
-			return
-		}
 		off := 128
 		if cmd == wirespec.DoViewChange {
 			off = wirespec.OffVoteGroup
@@ -435,18 +561,19 @@ func (c *Checker) promiseDelivered(from, to uint8, f []byte) {
 		g := c.promiseGroupOf(wirespec.U64(f, off))
 		c.promises.lastGroup = g.id
 		g.told[to] = max(g.told[to], view)
+		if cmd == wirespec.StartViewChange && from != to {
+			// Counted in every phase, as the replica tallies it: the
+			// vote it owes once the quiet cluster comes is resent.
+			c.tallySuspicion(g, from, to, view)
+		}
+		if !quiet {
+			return
+		}
 		if cmd == wirespec.DoViewChange {
 			g.voted[viewReplica{view, from}] = true
 		}
 		if c.current(g, to) && g.status[to] != vsr.StatusRecovering && g.view[to] < view && g.join[to] < view {
 			g.join[to], g.joinNs[to], g.joinFrom[to], g.joinCmd[to] = view, c.nowNs, from, cmd
-		}
-		if cmd == wirespec.StartViewChange && from != to {
-			k := viewReplica{view, to}
-			g.svcFrom[k] |= 1 << from
-			if _, ok := g.svcQuorum[k]; !ok && bits.OnesCount64(g.svcFrom[k]) >= (c.replicas-1)/2 {
-				g.svcQuorum[k] = c.nowNs
-			}
 		}
 	case wirespec.Prepare:
 		p := wirespec.ReadPrepare(f)
@@ -482,7 +609,11 @@ func (c *Checker) promiseDelivered(from, to uint8, f []byte) {
 		if !chained && g.committed[to]+1 == p.Op && g.committedID[to] == p.Parent && !p.Parent.IsZero() {
 			chained, a = true, ackedOp{op: g.committed[to], id: g.committedID[to]}
 		}
-		if chained && g.ackDue[to].op < p.Op && p.Op > g.committed[to] {
+		// Owed only while the acknowledgement has a way back: a prepare
+		// sent before the primary's end of the connection closed arrives,
+		// and the answer is lost until the bus reconnects and the primary
+		// resends it.
+		if chained && g.ackDue[to].op < p.Op && p.Op > g.committed[to] && c.linked(to, uint8(int(view)%c.replicas)) {
 			g.ackDue[to] = ackDue{view: view, op: p.Op, id: p.Identity, parent: a.op, from: from, sinceN: c.nowNs}
 		}
 	case wirespec.Commit:
@@ -558,6 +689,7 @@ func (c *Checker) promisesTick(tickNs int64) {
 			}
 		}
 	}
+	c.sampleLinks()
 	live := c.liveGroups()
 	for _, id := range c.promises.order {
 		g := c.promises.groups[id]
@@ -618,7 +750,12 @@ func (c *Checker) checkVote(g *promiseGroup, r uint8, tickNs int64) {
 	if !ok || g.voted[k] || g.withheld[k] {
 		return
 	}
-	since := max(at, g.sinceNs[r], c.quiet.startNs)
+	// The vote is a broadcast: due once r can reach a core peer.
+	linkNs, linked := c.anyLinkSince(r)
+	if !linked {
+		return
+	}
+	since := max(at, g.sinceNs[r], c.quiet.startNs, linkNs)
 	if c.nowNs-since <= voteGraceTicks*tickNs {
 		return
 	}
@@ -630,7 +767,8 @@ func (c *Checker) checkVote(g *promiseGroup, r uint8, tickNs int64) {
 	}
 	c.fail(Violation{Name: NoDoViewChange, Liveness: true, Replicas: []uint8{r},
 		Detail: fmt.Sprintf("in %s, replica %d has been in view_change status in view %d since %.6f s and heard StartViewChanges of view %d from replicas %s by %.6f s (f = %d), and no DoViewChange of view %d from it has reached any replica%s",
-			groupName(g.id), r, v, float64(g.sinceNs[r])/1e9, v, replicaSet(g.svcFrom[k], c.replicas), float64(at)/1e9, (c.replicas-1)/2, v, durable)})
+			groupName(g.id), r, v, float64(g.sinceNs[r])/1e9, v, replicaSet(g.svcFrom[k], c.replicas), float64(at)/1e9, (c.replicas-1)/2, v, durable) +
+			fmt.Sprintf(", though it has been connected to a core peer since %.6f s", float64(linkNs)/1e9)})
 }
 
 func (c *Checker) checkAck(g *promiseGroup, r uint8, tickNs int64) {
@@ -675,7 +813,11 @@ func (c *Checker) checkRetransmit(g *promiseGroup, p uint8, tickNs int64) {
 			if uint8(b) == p || !c.quiet.core[b] || pp.acks&(1<<b) != 0 || !c.current(g, uint8(b)) || !g.normalIn(uint8(b), pl.view) {
 				continue
 			}
-			since := max(pp.fromNs, pp.lastNs[b], g.sinceNs[p], g.sinceNs[b], c.quiet.startNs)
+			linkNs, linked := c.linkSince(p, uint8(b))
+			if !linked {
+				continue // no way to send it: due once the bus reconnects them
+			}
+			since := max(pp.fromNs, pp.lastNs[b], g.sinceNs[p], g.sinceNs[b], c.quiet.startNs, linkNs)
 			if c.nowNs-since <= retransmitGraceTicks*tickNs {
 				continue
 			}
@@ -693,6 +835,10 @@ func (c *Checker) checkRetransmit(g *promiseGroup, p uint8, tickNs int64) {
 		}
 	}
 }
+
+// restoredNext marks a replica's next op to commit as not yet looked at in
+// its present life, which began with a restore: due from the first look.
+const restoredNext = ^uint64(0)
 
 // quorumCommitGraceTicks: a primary applies an op once a quorum holds it,
 // in the handler of the acknowledgement that made the quorum.
@@ -712,7 +858,7 @@ func (c *Checker) checkQuorumCommitted(g *promiseGroup, p uint8, tickNs int64) {
 		// Next by other than a commit (a state transfer's install, a
 		// restored checkpoint): due once the grace for that has passed.
 		since := c.nowNs
-		if g.nextOp[p] == 0 {
+		if g.nextOp[p] == 0 { // (restoredNext: due from now)
 			since = c.nowNs - (quietNextGraceTicks+1)*tickNs // first look: due at once
 		}
 		g.nextOp[p], g.nextNs[p] = next, since
@@ -737,6 +883,9 @@ func (c *Checker) checkAbandoned(g *promiseGroup, r uint8, e vsr.Event) {
 	if c.quiet == nil || d.view == 0 || !c.current(g, r) || e.View <= d.view || e.View <= g.told[r] ||
 		g.view[r] == d.view && g.status[r] == vsr.StatusNormal || c.nowNs-d.sinceN <= joinGraceTicks*c.promises.tickNs {
 		return
+	}
+	if linkNs, linked := c.linkSince(r, d.from); !linked || linkNs > d.sinceN {
+		return // the StartView came on a connection closed at the primary's end: its repairs had no way
 	}
 	c.fail(Violation{Name: StartViewNotAdopted, Liveness: true, Replicas: []uint8{r, d.from}, Ops: []uint64{d.op},
 		Detail: fmt.Sprintf("in %s, replica %d (%v in view %d) was given a StartView of view %d (head op %d) by its primary %d at %.6f s, did not go Normal in it, and moved to view %d (%v) of its own accord (no frame of that view reached it)",
@@ -767,7 +916,10 @@ func (c *Checker) checkAdopted(g *promiseGroup, r uint8, tickNs int64) {
 		g.svDue[r] = svDue{}
 		return
 	}
-	if c.nowNs-max(d.sinceN, c.quiet.startNs) <= adoptGraceTicks*tickNs {
+	// Adopting repairs what r lacks from the primary: due once they can
+	// reach each other.
+	linkNs, linked := c.linkSince(r, d.from)
+	if !linked || c.nowNs-max(d.sinceN, c.quiet.startNs, linkNs) <= adoptGraceTicks*tickNs {
 		return
 	}
 	c.fail(Violation{Name: StartViewNotAdopted, Liveness: true, Replicas: []uint8{r, d.from}, Ops: []uint64{d.op},
@@ -817,7 +969,10 @@ func (c *Checker) checkCommitFollowed(g *promiseGroup, r uint8, tickNs int64) {
 		g.commitDue[r] = commitDue{}
 		return
 	}
-	if c.nowNs-max(d.sinceN, c.quiet.startNs) <= commitGraceTicks*tickNs {
+	// The commit walk repairs what r lacks from its primary (who holds
+	// every committed op): due once they can reach each other.
+	linkNs, linked := c.linkSince(r, uint8(int(d.view)%c.replicas))
+	if !linked || c.nowNs-max(d.sinceN, c.quiet.startNs, linkNs) <= commitGraceTicks*tickNs {
 		return
 	}
 	c.fail(Violation{Name: CommitNotFollowed, Liveness: true, Replicas: []uint8{r, uint8(int(d.view) % c.replicas)}, Ops: []uint64{c.committedAt(g, r) + 1},

@@ -1,9 +1,11 @@
 package checker_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/iggy-vopr/vopr/checker"
+	"github.com/iggy-vopr/vopr/replica"
 	"github.com/iggy-vopr/vopr/replica/vsr"
 	"github.com/iggy-vopr/vopr/replica/wire"
 )
@@ -365,6 +367,128 @@ func TestNeverOpened(t *testing.T) {
 		f.after(3010)
 		if !opens {
 			wantViolation(t, f, checker.NeverOpened)
+			continue
+		}
+		wantPass(t, f)
+	}
+}
+
+// A StartViewChange counts toward a replica's vote only if it heard it in
+// the view it tallies: one that ignored view 1's suspicions while
+// recovering, then elected itself into view 1 (which the others had left
+// Normal), heard nobody there and owes no vote; one that hears them in its
+// view change owes it (VOPR seed 424747, partition group 3: replica 0 was
+// named for StartViewChanges it heard in view 24, recovering).
+func TestNoDoViewChangeOnlyForItsView(t *testing.T) {
+	for _, heardInView := range []bool{false, true} {
+		f := quietNormal(t, 3)
+		f.status(2, vsr.StatusRecovering, 0)
+		f.c.Delivered(f.tick(), 1, 2, startViewChange(1, 1))
+		f.c.Delivered(f.tick(), 0, 2, startViewChange(1, 0))
+		f.after(100)
+		f.status(2, vsr.StatusViewChange, 1) // its own election
+		if heardInView {
+			f.c.Delivered(f.tick(), 1, 2, startViewChange(1, 1))
+		}
+		f.after(410)
+		if heardInView {
+			wantViolation(t, f, checker.NoDoViewChange)
+			continue
+		}
+		wantPass(t, f)
+	}
+}
+
+// A replica that joins a view on hearing its StartViewChange counts that
+// one (its tally starts afresh with it); a new life starts from nothing.
+func TestNoDoViewChangeJoinCounts(t *testing.T) {
+	for _, restarted := range []bool{false, true} {
+		f := quietNormal(t, 3)
+		joinBy(f, 1, 2, startViewChange(1, 1), 1)
+		if restarted {
+			f.crash(2)
+			f.status(2, vsr.StatusRecovering, 1)
+			f.status(2, vsr.StatusViewChange, 1)
+		}
+		f.after(410)
+		if !restarted {
+			wantViolation(t, f, checker.NoDoViewChange)
+			continue
+		}
+		wantPass(t, f)
+	}
+}
+
+// joinBy delivers frame, of view, from replica from to replica to, which
+// joins the view in its handler: its status comes at the delivery's time,
+// as a real delivery's does.
+func joinBy(f *fakeCluster, from, to uint8, frame []byte, view uint32) {
+	now := f.tick()
+	f.c.Delivered(now, from, to, frame)
+	f.c.Replica(now, replica.Event{Kind: replica.EventGroup, Replica: to, Group: vsr.Event{Kind: vsr.EventStatus,
+		Group: wire.MetadataGroup, Replica: to, Status: vsr.StatusViewChange, View: view, LogView: 0}})
+}
+
+// A vote is owed once the replica can reach a core peer: one in a view
+// change with its quorum of suspicions and no established connection at
+// both ends (one a reset closed at the other end before the quiet cluster,
+// the bus to redial it ReconnectTicks on) owes nothing yet; once it can,
+// it owes its DoViewChange within the grace (VOPR seed 664490705,
+// -bad-frames=true: replica 0 had no connection from 16 s to 19.75 s).
+func TestNoDoViewChangeOnceConnected(t *testing.T) {
+	for _, votes := range []bool{true, false} {
+		f := quietNormal(t, 3)
+		linked := false
+		f.c.SetLinks(func(r, p uint8) bool { return linked || r != 2 && p != 2 })
+		joinBy(f, 1, 2, startViewChange(1, 1), 1)
+		f.after(450) // 2 can reach nobody: its vote has no way out
+		wantPass(t, f)
+		linked = true
+		f.after(100)
+		if votes {
+			f.c.Delivered(f.tick(), 2, 1, doViewChange(f, 1, 0, 2, 0))
+			f.status(1, vsr.StatusViewChange, 1)
+		}
+		f.after(410)
+		if !votes {
+			v := wantViolation(t, f, checker.NoDoViewChange)
+			if !strings.Contains(v.Detail, "connected to a core peer since") {
+				t.Fatalf("the violation does not say since when it could send: %s", v.Detail)
+			}
+			continue
+		}
+		wantPass(t, f)
+	}
+}
+
+// A checkpoint is owed by the life that applied its op: a replica that
+// crashed before recording it and restored an older one owes it once it
+// applies the op again, not before (VOPR seed 3530214869: replica 0
+// applied op 25 at 0.25 s, crashed, restored op 20's checkpoint, and was
+// named 210 s on while its core could not yet finish a view change).
+func TestCheckpointOwedByItsLife(t *testing.T) {
+	for _, appliesAgain := range []bool{false, true} {
+		f := newFake(t, 3)
+		d := newFakeDisks()
+		d.checkpoint = map[uint8]uint64{}
+		f.c.SetDisks(d)
+		f.c.SetCheckpointInterval(1)
+		for r := range 3 {
+			f.status(uint8(r), vsr.StatusNormal, 0)
+		}
+		p := f.propose(f.register(f.client(0)))
+		f.commitPrep(0, p)
+		f.crash(0) // before its checkpoint
+		f.status(0, vsr.StatusRecovering, 0)
+		f.c.Quiet(f.tick(), []bool{true, true, true})
+		f.after(1010)
+		wantPass(t, f)
+		if appliesAgain {
+			f.commitTo(0, p.op())
+		}
+		f.after(1010)
+		if appliesAgain {
+			wantViolation(t, f, checker.CheckpointNotRecorded)
 			continue
 		}
 		wantPass(t, f)

@@ -188,6 +188,7 @@ func NewCluster(o ClusterOptions) *Cluster {
 	c.Checker.SetDisks(c.disks)
 	c.Checker.SetSegments(newClusterSegments(c))
 	c.Checker.SetArtifacts(c.disks)
+	c.Checker.SetLinks(c.peerLinked)
 	for _, n := range c.Replicas {
 		n.format()
 	}
