@@ -287,10 +287,12 @@ func (h *partitionHost) preparePartitionInstall(g *partitionGroup, f *transfer.F
 	h.tryPartitionInstall(g)
 }
 
-// tryPartitionInstall installs a pending state once the group is Normal:
-// the superblock records the op first (a crash after it restarts the group
-// needing that op or a later one), then the plane's state is swapped in at
-// once and the segment log and offset records catch up.
+// tryPartitionInstall installs a pending state once the group is Normal, or
+// Recovering while it catches up to a StartView it holds (vsr.Group.CatchingUp:
+// one without headers, whose committed ops its primary evicted, VOPR seed
+// 3965681371): the superblock records the op first (a crash after it
+// restarts the group needing that op or a later one), then the plane's state
+// is swapped in at once and the segment log and offset records catch up.
 func (h *partitionHost) tryPartitionInstall(g *partitionGroup) {
 	t := &g.transfer
 	s := t.pending
@@ -303,7 +305,7 @@ func (h *partitionHost) tryPartitionInstall(g *partitionGroup) {
 		h.releasePlace(g)
 		return
 	}
-	if g.group.Status() != vsr.StatusNormal {
+	if g.group.Status() != vsr.StatusNormal && !g.group.CatchingUp() {
 		return
 	}
 	t.pending, t.busy = nil, true

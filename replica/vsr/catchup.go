@@ -14,17 +14,29 @@ import "github.com/iggy-vopr/vopr/replica/wire"
 // (every committed op is canonical in every later view), repairs them from
 // the view's primary or takes a state transfer, and checkpoints, until a
 // durable checkpoint frees the ring for the view's log.
+//
+// A StartView without headers whose commit covers its op is held the same
+// way (untilApplied): the replica holds that log only by applying it, so
+// it adopts the view once it has applied the head (VOPR seed 3965681371).
 type catchUp struct {
 	view    uint32
 	op      uint64
 	commit  uint64
 	entries []wire.Header
+	// untilApplied: the view's log is known by no header, only as
+	// committed ops; it is adopted once commit_min reaches op.
+	untilApplied bool
 }
 
 // startCatchUp keeps the StartView of view (head op, commit) for later and
-// applies what the replica can of its committed ops.
-func (g *Group) startCatchUp(view uint32, op, commit uint64, entries []wire.Header) {
-	g.probe("StartView beyond the journal's ring: the replica catches up before adopting it")
+// applies what the replica can of its committed ops; untilApplied holds it
+// until the replica has applied op as well.
+func (g *Group) startCatchUp(view uint32, op, commit uint64, entries []wire.Header, untilApplied bool) {
+	if untilApplied {
+		g.probe("StartView without headers, its ops committed: the replica catches up before adopting it")
+	} else {
+		g.probe("StartView beyond the journal's ring: the replica catches up before adopting it")
+	}
 	if g.status != StatusRecovering {
 		g.view = max(g.view, view)
 		g.startRecoveryProbe()
@@ -32,7 +44,8 @@ func (g *Group) startCatchUp(view uint32, op, commit uint64, entries []wire.Head
 		g.setStatus(StatusRecovering, max(g.view, view))
 	}
 	g.recovery.attempts = 0 // the probe was answered: no election
-	g.catchUp = &catchUp{view: view, op: op, commit: commit, entries: append([]wire.Header(nil), entries...)}
+	g.catchUp = &catchUp{view: view, op: op, commit: commit, entries: append([]wire.Header(nil), entries...),
+		untilApplied: untilApplied}
 	// What the replica knew canonical was of its own, older view's log,
 	// whose uncommitted ops a later view may have replaced: only the
 	// committed ops' headers of the StartView are canonical in every view
@@ -59,17 +72,34 @@ func (g *Group) startCatchUp(view uint32, op, commit uint64, entries []wire.Head
 // status, since no merge of this replica's reasons about its commit_min.
 func (g *Group) CatchingUp() bool { return g.catchUp != nil }
 
-// resumeCatchUp adopts the held StartView once the ring can hold its log.
+// resumeCatchUp adopts the held StartView once the ring can hold its log
+// (and, untilApplied, once the replica applied its head).
 func (g *Group) resumeCatchUp() {
 	c := g.catchUp
 	if c == nil || g.status != StatusRecovering || c.view < g.view {
 		return
 	}
-	if c.op > g.deps.Journal.AdmitsThrough() {
+	if !g.caughtUpTo(c) {
 		g.requestRepair()
 		g.commitJournal()
 		return
 	}
 	g.probe("StartView adopted after catching up")
 	g.installView(c.view, c.op, c.commit, c.entries)
+}
+
+// caughtUpTo reports whether the held StartView c can be adopted now.
+func (g *Group) caughtUpTo(c *catchUp) bool {
+	return c.op <= g.deps.Journal.AdmitsThrough() && (!c.untilApplied || g.commitMin >= c.op)
+}
+
+// resumeAppliedCatchUp adopts a held StartView without headers once the
+// commit walk (a repair, or a state transfer's install) applied its head:
+// nothing else would (ringFreed runs only when a checkpoint frees slots),
+// and the replica would wait for the next probe's answer. installView
+// then finds op within the ring, so it does not hold the view again.
+func (g *Group) resumeAppliedCatchUp() {
+	if c := g.catchUp; c != nil && c.untilApplied && g.caughtUpTo(c) {
+		g.resumeCatchUp()
+	}
 }

@@ -38,6 +38,9 @@ type cluster struct {
 	tune func(*Config)
 	// plane, when set, gives each replica's group a Plane at each start.
 	plane func(r *replica) Plane
+	// stateTransfer, when set, is each replica's Deps.StateTransfer: a
+	// test's stand-in for the state transfer a RangeEvicted starts.
+	stateTransfer func(r *replica, peer uint8, retained uint64)
 	// mutate, when set, may replace a frame on its way (a bit flipped on
 	// the wire where no seal covers it); it returns the frame to deliver.
 	mutate   func(m message) []byte
@@ -120,6 +123,9 @@ func (r *replica) start(fresh bool) {
 	}
 	if r.c.plane != nil {
 		deps.Plane = r.c.plane(r)
+	}
+	if r.c.stateTransfer != nil {
+		deps.StateTransfer = func(peer uint8, retained uint64) { r.c.stateTransfer(r, peer, retained) }
 	}
 	r.group = New(cfg, deps, rec)
 	if r.group.View() < r.sentView {

@@ -477,6 +477,7 @@ func (g *Group) commitJournal() {
 		g.emit(Event{Kind: EventCommitted, Op: op, Commit: g.commitMax, View: g.view, Header: c, Body: frame[wire.HeaderSize:]})
 		g.caughtUp()
 	}
+	g.resumeAppliedCatchUp()
 }
 
 // onCommit: a backup hears the primary's heartbeat.

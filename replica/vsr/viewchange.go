@@ -974,6 +974,22 @@ func (g *Group) onStartView(from uint8, frame []byte) {
 		g.probe("undecodable StartView suffix")
 		entries = nil
 	}
+	if len(entries) == 0 && x.Op > g.commitMin && x.Commit >= x.Op {
+		// A StartView without headers whose every op is committed: the
+		// view's primary applied them and no longer holds their headers (a
+		// partition primary's ops flushed and evicted, or installed by a
+		// state transfer). Asking for a full one gets the same answer again,
+		// and an amnesiac replica probed, elected and went Recovering again
+		// 37 times while the data sat in the primary's segment log (VOPR
+		// seed 3965681371). Nothing uncommitted is missing, and committed
+		// ops are canonical in every later view: catch up on them (repair
+		// from the primary, which serves only canonical ops, or a state
+		// transfer where it answers RangeEvicted) and adopt the view once
+		// its head is applied here, so the log_view goes durable only with
+		// its whole log held.
+		g.startCatchUp(x.View, x.Op, x.Commit, nil, true)
+		return
+	}
 	if len(entries) == 0 && x.Op > g.commitMin {
 		// A StartView without headers (an older-view correction, or a peer
 		// that knew none) cannot anchor our log: ask for a full one.
@@ -990,7 +1006,7 @@ func (g *Group) onStartView(from uint8, frame []byte) {
 // installView makes a backup Normal in view with the primary's log.
 func (g *Group) installView(view uint32, op, commit uint64, entries []wire.Header) {
 	if op > g.deps.Journal.AdmitsThrough() {
-		g.startCatchUp(view, op, commit, entries)
+		g.startCatchUp(view, op, commit, entries, false)
 		return
 	}
 	g.vc.reset(g.cfg.ReplicaCount)
