@@ -535,6 +535,9 @@ func (c *Checker) enteredViewChange(g *promiseGroup, r uint8, view uint32) {
 	k := viewReplica{view, r}
 	delete(g.svcFrom, k)
 	delete(g.svcQuorum, k)
+	if (c.replicas-1)/2 == 0 {
+		g.svcQuorum[k] = c.nowNs // f = 0 (two replicas): it votes on entering
+	}
 }
 
 // promiseDelivered follows the frames the promises are about. Before the
@@ -765,10 +768,13 @@ func (c *Checker) checkVote(g *promiseGroup, r uint8, tickNs int64) {
 			durable = fmt.Sprintf("; its superblock records view %d log_view %d", dv, dlv)
 		}
 	}
+	heard := fmt.Sprintf("heard StartViewChanges of view %d from replicas %s by %.6f s (f = %d)", v, replicaSet(g.svcFrom[k], c.replicas), float64(at)/1e9, (c.replicas-1)/2)
+	if (c.replicas-1)/2 == 0 {
+		heard = "needs no StartViewChange to vote (f = 0)"
+	}
 	c.fail(Violation{Name: NoDoViewChange, Liveness: true, Replicas: []uint8{r},
-		Detail: fmt.Sprintf("in %s, replica %d has been in view_change status in view %d since %.6f s and heard StartViewChanges of view %d from replicas %s by %.6f s (f = %d), and no DoViewChange of view %d from it has reached any replica%s",
-			groupName(g.id), r, v, float64(g.sinceNs[r])/1e9, v, replicaSet(g.svcFrom[k], c.replicas), float64(at)/1e9, (c.replicas-1)/2, v, durable) +
-			fmt.Sprintf(", though it has been connected to a core peer since %.6f s", float64(linkNs)/1e9)})
+		Detail: fmt.Sprintf("in %s, replica %d has been in view_change status in view %d since %.6f s and %s, and no DoViewChange of view %d from it has reached any replica, though it has been connected to a core peer since %.6f s%s",
+			groupName(g.id), r, v, float64(g.sinceNs[r])/1e9, heard, v, float64(linkNs)/1e9, durable)})
 }
 
 func (c *Checker) checkAck(g *promiseGroup, r uint8, tickNs int64) {

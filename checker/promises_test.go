@@ -494,3 +494,24 @@ func TestCheckpointOwedByItsLife(t *testing.T) {
 		wantPass(t, f)
 	}
 }
+
+// In a group of two, f = 0: a replica votes on entering a view change,
+// with no StartViewChange heard; one that never does is named.
+func TestNoDoViewChangeOfTwo(t *testing.T) {
+	for _, votes := range []bool{true, false} {
+		f := quietNormal(t, 2)
+		f.status(1, vsr.StatusViewChange, 1) // its own suspicion
+		f.after(100)
+		if votes {
+			f.c.Delivered(f.tick(), 1, 0, doViewChange(f, 1, 0, 1, 0))
+			f.status(0, vsr.StatusViewChange, 1)
+			f.c.Delivered(f.tick(), 0, 1, doViewChange(f, 1, 0, 0, 0))
+		}
+		f.after(500)
+		if !votes {
+			wantViolation(t, f, checker.NoDoViewChange)
+			continue
+		}
+		wantPass(t, f)
+	}
+}
