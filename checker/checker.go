@@ -123,6 +123,8 @@ type Checker struct {
 	// answers (answers.go): the client connections and the requests each
 	// replica admitted from them, owed a reply.
 	answers *answerState
+	// pollGroups: the group each poll in flight was served from (pollcurrent.go).
+	pollGroups map[requestKey]uint64
 	// commitSeen: the highest metadata commit any frame announced
 	// (claims.go).
 	commitSeen uint64
@@ -333,6 +335,9 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 		return
 	case replica.EventReplay:
 		c.replayed(e)
+		return
+	case replica.EventPoll:
+		c.pollGroupOf(e)
 		return
 	case replica.EventProbe:
 		c.quietProbe(e.Replica, e.Probe)
@@ -612,6 +617,7 @@ func (c *Checker) Complete(done workload.Completion) {
 	if r.Operation == wire.OperationNonReplicated {
 		if inv, ok := c.invocations[requestKey{done.ClientID, done.Request}]; ok && inv.inv.Code == pollMessagesCode {
 			c.pollReply(done, &r)
+			c.pollCurrent(done)
 		}
 		return
 	}
