@@ -92,6 +92,8 @@ type answerState struct {
 	lastReply []sentReply
 	// poll: per replica, the PollMessages it is handling, until answered.
 	poll []sentReply
+	// fwd: the forward promises (forwards.go), lazily made.
+	fwd *forwardState
 }
 
 type sentReply struct {
@@ -127,6 +129,7 @@ func (c *Checker) ClientDelivered(nowNs int64, r uint8, conn uint64, frame []byt
 		// A metadata request a backup receives is forwarded or refused,
 		// never bound to its connection there (client-ops.md 6.5).
 		delete(a.delivered, inflightKey{r, client})
+		c.forwardDelivered(r, conn, frame)
 		return
 	case !wirespec.IsMetadataOperation(op) && !wirespec.IsPartitionOperation(op):
 		// A read: served where it lands, never prepared.
@@ -177,6 +180,7 @@ func (c *Checker) admittedPrepare(r uint8, group uint64, h *wire.Header) {
 
 // sentToClient notes a Reply replica r sends a client.
 func (c *Checker) sentToClient(r uint8, frame []byte) {
+	c.forwardAnswered(r, frame)
 	if c.answers == nil || int(r) >= c.replicas || len(frame) < wire.HeaderSize || frame[wirespec.OffCommand] != wirespec.Reply {
 		return
 	}
@@ -205,6 +209,7 @@ func (c *Checker) sentToClient(r uint8, frame []byte) {
 // ClientDelivered announced: a poll must have been answered by now.
 func (c *Checker) ClientHandled(nowNs int64, r uint8) {
 	c.nowNs = nowNs
+	c.forwardHandled(r)
 	if c.answers == nil || c.violation != nil || int(r) >= c.replicas {
 		return
 	}

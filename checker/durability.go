@@ -102,6 +102,7 @@ func (c *Checker) Sent(nowNs int64, from uint8, to int, frame []byte) {
 		return
 	}
 	c.manifestSent(from, frame)
+	c.forwardSent(from, frame)
 	group, ok := wire.GroupOf(frame)
 	if !ok {
 		return

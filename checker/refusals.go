@@ -173,6 +173,7 @@ func (c *Checker) PeerFrame(nowNs int64, from, to uint8, frame []byte, injected 
 	if c.violation != nil || !r.Counted || len(frame) < wirespec.HeaderSize {
 		return
 	}
+	c.forwardResultHandled(to, from, frame, r.Delivered)
 	cmd := wirespec.CommandName(frame[wirespec.OffCommand])
 	what := fmt.Sprintf("a %s from replica %d", cmd, from)
 	if injected {
