@@ -91,3 +91,31 @@ func TestAPlanWithFiringsRemovedReplaysWithoutThem(t *testing.T) {
 	}
 	t.Fatal("no seed in 1..24 both crashed and partitioned")
 }
+
+// A crash the memory-loss bound defers waits and fires once the bound
+// allows it (issue 28: dropping it cut the crashes of bounded seeds), and
+// the plan holds it where it fired: replaying the plan is the recorded run.
+func TestADeferredCrashFiresOnceTheBoundAllowsAndReplays(t *testing.T) {
+	const waited = "crash deferred: fired once the memory-loss bound allowed it"
+	for seed := uint64(1); seed <= 40; seed++ {
+		o := withoutNemeses(Swarm(seed))
+		if !o.MemoryLossBounded {
+			continue
+		}
+		r, p := recordPlan(o)
+		if r.Probes[waited] == 0 {
+			continue
+		}
+		if deferred := r.Probes["crash deferred: the memory-loss bound"]; deferred < r.Probes[waited] {
+			t.Fatalf("seed %d: %d deferred crashes fired of %d deferred", seed, r.Probes[waited], deferred)
+		}
+		again, g := replayPlan(o, p)
+		fired, suppressed, missed := g.Stats()
+		if again.Digest != r.Digest || again.Crashes != r.Crashes || suppressed != 0 || missed != 0 {
+			t.Fatalf("seed %d: the plan (%d firings) replayed to digest %x (recorded %x), %d crashes (recorded %d), fired %d, suppressed %d, missed %d",
+				seed, len(p.Firings), again.Digest, r.Digest, again.Crashes, r.Crashes, fired, suppressed, missed)
+		}
+		return
+	}
+	t.Fatal("no memory-loss-bounded seed in 1..40 fired a deferred crash")
+}

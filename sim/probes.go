@@ -209,6 +209,7 @@ func ProbeCatalogue() []Probe {
 
 		// The harness (sim/).
 		{Name: "crash deferred: the memory-loss bound", Meaning: "a crash would have exceeded the memory-loss bound and waited", Scenario: famCrash},
+		{Name: "crash deferred: fired once the memory-loss bound allowed it", Meaning: "a crash the memory-loss bound deferred fired at the first tick the bound allowed", Scenario: famCrash},
 		{Name: "liveness: froze replicas before every partition group caught up", Meaning: "the liveness phase's catch-up wait ran out of budget", Scenario: famCrash},
 		{Name: "liveness: requests left to the phase", Meaning: "the safety phase ended with requests not yet answered: each adds to the liveness budget (livenessBudgetTicks)", Scenario: famAny},
 		{Name: "liveness: lifted the requests a head round held", Meaning: "the liveness phase began while a head round of the view-change fault nemesis held the client requests bound for its replacer, and lifted the filter (no heal does)", Scenario: famVCFaults},

@@ -99,6 +99,10 @@ type vopr struct {
 	partitionsOK        bool
 	// branched: Outputs.Branch has reseeded the fault streams.
 	branched bool
+	// crashWaits[i]: a crash drawn for replica i waits for the
+	// memory-loss bound (Options.MemoryLossBounded) and fires at the first
+	// tick the bound allows it, instead of being dropped.
+	crashWaits []bool
 }
 
 // runVOPR is Run. hook, when set, sees the cluster once it is built and
@@ -260,6 +264,8 @@ func (v *vopr) Fire(nowNs int64, _ uint64) (string, int32, uint64) {
 	gate := v.out.Plan
 	for _, n := range v.c.Replicas {
 		switch {
+		case !n.Up() && v.crashWaits != nil:
+			v.crashWaits[n.ID()] = false // down already: the wait is over
 		case n.Up() && !n.Paused():
 			p := v.o.CrashProbability
 			midIO := n.Device().InFlight() > 0
@@ -268,23 +274,38 @@ func (v *vopr) Fire(nowNs int64, _ uint64) (string, int32, uint64) {
 			}
 			crash := plan.Site{Kind: plan.Crash, A: int32(n.ID()), B: -1}
 			drawn := v.chaos.Float64() < p
-			deferred := drawn && v.memoryLossBeyondBound(n)
+			// A crash the bound deferred fires at the first tick it allows
+			// (drawn again or not): dropping it cut the crashes of bounded
+			// seeds to a third of what their knob draws (issue 28).
+			waiting := v.crashWaits != nil && v.crashWaits[n.ID()]
+			wants := drawn || waiting
+			deferred := wants && v.memoryLossBeyondBound(n)
 			args, fire := "", false
 			if v.o.CrashProbability > 0 { // a knob off fires none of the plan's either
-				args, fire = gate.Fire(nowNs, crash, drawn && !deferred)
+				args, fire = gate.Fire(nowNs, crash, wants && !deferred)
 			}
 			if deferred || fire && v.memoryLossBeyondBound(n) {
-				v.res.Probes["crash deferred: the memory-loss bound"]++
+				if !waiting {
+					v.res.Probes["crash deferred: the memory-loss bound"]++
+				}
+				if v.crashWaits == nil {
+					v.crashWaits = make([]bool, len(v.c.Replicas))
+				}
+				v.crashWaits[n.ID()] = true
 				continue
 			}
 			if fire {
+				if waiting {
+					v.crashWaits[n.ID()] = false
+					v.res.Probes["crash deferred: fired once the memory-loss bound allowed it"]++
+				}
 				if midIO {
 					v.res.CrashesMidIO++
 				}
 				n.Crash()
 				v.tr.process("crash", n.ID(), midIO, "", 0)
 				v.noteMemoryLoss()
-				ticks := v.firingTicks(drawn, args, v.o.RestartDelayMeanTicks)
+				ticks := v.firingTicks(wants, args, v.o.RestartDelayMeanTicks)
 				gate.Fired(nowNs, crash, strconv.FormatInt(ticks, 10))
 				v.c.Loop.After(ticks*kernel.TickNs, restartEvent{v, n}, uint64(n.incarnation))
 				return "vopr.crash", int32(n.ID()), 0
