@@ -532,19 +532,33 @@ func (m *Model) deletePartitions(h wire.PrepareHeader, x partitionsBody) []byte 
 // context 0, and view 0, not the prepare's (DEVIATIONS 12: a retransmitted
 // prepare is re-stamped with a new view, and every replica must cache the
 // same bytes).
+//
+// The bytes are laid out here from wire.md 2 and 5.20, not by the replica's
+// encoder: a reply encoder that drops or moves a field would otherwise
+// build the model's reply the same wrong way.
 func Reply(h wire.PrepareHeader, body []byte) []byte {
-	return wire.BuildFrame(&wire.ReplyHeader{
-		Prefix: wire.Prefix{
-			Cluster: h.Cluster, Release: h.Release, Replica: h.Replica, Command: wire.CommandReply,
-		},
-		RequestChecksum: h.RequestChecksum,
-		Client:          h.Client,
-		Op:              h.Op,
-		Commit:          h.Op,
-		Timestamp:       h.Timestamp,
-		Request:         h.Request,
-		Operation:       h.Operation,
-	}, body)
+	le := binary.LittleEndian
+	f := make([]byte, wire.HeaderSize+len(body))
+	put128 := func(off int, x wire.U128) {
+		le.PutUint64(f[off:], x.Lo)
+		le.PutUint64(f[off+8:], x.Hi)
+	}
+	// checksum and checksum_body stay 0: a Reply is not sealed (wire.md
+	// 3.2, 3.4); context and status are 0, and so is the view.
+	put128(32, h.Cluster)
+	le.PutUint32(f[48:], uint32(len(f)))
+	le.PutUint32(f[56:], h.Release)
+	f[60] = byte(wire.CommandReply)
+	f[61] = h.Replica
+	put128(128, h.RequestChecksum)
+	put128(160, h.Client)
+	le.PutUint64(f[176:], h.Op)
+	le.PutUint64(f[184:], h.Op) // commit = op
+	le.PutUint64(f[192:], h.Timestamp)
+	le.PutUint64(f[200:], h.Request)
+	f[208] = byte(h.Operation)
+	copy(f[wire.HeaderSize:], body)
+	return f
 }
 
 // Clone returns a deep copy of the model: applying to one leaves the other
