@@ -338,6 +338,7 @@ func (n *ReplicaNode) format() {
 			return
 		}
 		n.formatted = true
+		n.c.Checker.Formatted(n.c.Loop.Now(), n.id)
 		n.boot(true)
 	})
 }
