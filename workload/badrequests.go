@@ -169,8 +169,10 @@ var humantimeEdges = []string{"0", "0s", "00", "05m", "0h 5m", "007ms", "10s", "
 // (right or wrong).
 func (b *BadMix) humantime() string {
 	switch b.rng.IntN(4) {
-	case 0, 1:
+	case 0:
 		return humantimeEdges[b.rng.IntN(len(humantimeEdges))]
+	case 1:
+		return b.humantimeOverflow()
 	case 2:
 		// Nanoseconds just short of k whole seconds: the carry of
 		// nanoseconds into seconds, where nanos / 999_999_999 and
@@ -195,6 +197,20 @@ func (b *BadMix) humantime() string {
 	return s.String()
 }
 
+// humantimeOverflow draws a number just past u64::MAX, in a unit: its
+// first 19 digits fit a u64 and ten times them does not (the parser's
+// overflow check on the last digit refuses it; client-ops.md 1.8), mostly
+// below 2.05e19, where a check off by a little lets the product wrap to a
+// small, valid duration.
+func (b *BadMix) humantimeOverflow() string {
+	const first = math.MaxUint64/10 + 1 // the least 19-digit prefix whose tenfold overflows
+	prefix, digit := first+b.rng.Uint64N(first/9), b.rng.IntN(10)
+	if b.rng.IntN(4) == 0 {
+		prefix, digit = math.MaxUint64/10, 6+b.rng.IntN(4) // 18446744073709551616..9
+	}
+	return fmt.Sprintf("%d%d%s", prefix, digit, []string{"ns", "ns", "us", "s"}[b.rng.IntN(4)])
+}
+
 // topicOptions draws a CreateTopic options block: pairs of the catalog's
 // keys with values of the right kind and the wrong, an unknown key now and
 // then, and sometimes a block that breaks the block's own rules.
@@ -216,6 +232,15 @@ func (b *BadMix) topicOptions() []byte {
 		entries[len(entries)-1].kind = 0
 	case 2:
 		entries = append(entries, optionEntry{kind: uint8(wire.OptionRaw), data: []byte("k")}, u8Entry(1)) // a key of kind Raw
+	case 3:
+		// A max_topic_size about an explicit segment_size (5.7): below
+		// it refused, at or above it taken.
+		if !seen["segment_size"] && !seen["max_topic_size"] {
+			const mib = 1 << 20
+			segment := uint64(1+b.rng.IntN(1024)) * mib
+			limit := []uint64{segment - 512, segment - 1, segment, segment + 512}[b.rng.IntN(4)]
+			entries = append(entries, keyEntry("segment_size"), u64Entry(segment), keyEntry("max_topic_size"), u64Entry(limit))
+		}
 	}
 	return appendEntries(nil, entries...)
 }
