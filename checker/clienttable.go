@@ -29,10 +29,13 @@ const (
 )
 
 type tableEntry struct {
-	client       wire.U128
-	epoch        uint64
-	watermark    uint64
-	latestCommit uint64
+	client    wire.U128
+	epoch     uint64
+	watermark uint64
+	// watermarkChecksum: the request_checksum of the watermark request
+	// (client-ops.md 6.2; wire.md 8.3's ICT2 field), kept on a rebind.
+	watermarkChecksum wire.U128
+	latestCommit      uint64
 }
 
 // sessionMark is one change of a client's session: from op on it holds
@@ -116,7 +119,7 @@ func (t *tableModel) apply(p *wire.PrepareHeader) {
 			return
 		}
 		if e := t.slots[slot]; p.Request >= e.watermark {
-			e.watermark, e.latestCommit = p.Request, p.Op
+			e.watermark, e.watermarkChecksum, e.latestCommit = p.Request, p.RequestChecksum, p.Op
 		}
 	}
 }

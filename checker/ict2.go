@@ -142,6 +142,8 @@ func (c *Checker) ict2Problem(artifact []byte, want checkpointTable) string {
 			return fmt.Sprintf("client %s holds a session the model does not", e.client)
 		case e.epoch != w.epoch || e.watermark != w.watermark:
 			return fmt.Sprintf("client %s at epoch %d, watermark %d; the model's %d, %d", e.client, e.epoch, e.watermark, w.epoch, w.watermark)
+		case e.watermarkChecksum != w.watermarkChecksum:
+			return fmt.Sprintf("client %s's watermark request %d has request_checksum %s; the model's %s", e.client, e.watermark, e.watermarkChecksum, w.watermarkChecksum)
 		}
 		for k, reply := range e.replies {
 			if (wire.U128{Lo: binary.LittleEndian.Uint64(reply[replyClientAt:]), Hi: binary.LittleEndian.Uint64(reply[replyClientAt+8:])}) != e.client {

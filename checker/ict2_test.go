@@ -24,7 +24,7 @@ func ict2Of(es []tableEntryOf, rings map[wire.U128][][]byte) []byte {
 		b = le.AppendUint64(b, e.epoch)
 		b = le.AppendUint32(b, 0)
 		b = le.AppendUint64(b, e.watermark)
-		b = append(b, make([]byte, 16)...)
+		b = append(b, e.reply[128:144]...) // the watermark request's request_checksum, as its reply holds it
 		ring := rings[e.client]
 		if ring == nil {
 			ring = [][]byte{e.reply}
@@ -42,7 +42,8 @@ func ict2Of(es []tableEntryOf, rings map[wire.U128][][]byte) []byte {
 // its checkpoint holds the model's sessions at the op (any order), each
 // with the model's epoch and watermark and its newest reply last; one
 // with an epoch off (issue 26: wire/clienttable.go:98, the epoch a byte
-// late), a session missing, or another reply newest fails "client table
+// late), a session missing, another reply newest, or a watermark_checksum
+// other than the watermark request's fails "client table
 // artifact differs from the model", and so do bytes that do not read as
 // ICT2.
 func TestClientTableArtifactAgainstTheModel(t *testing.T) {
@@ -80,6 +81,14 @@ func TestClientTableArtifactAgainstTheModel(t *testing.T) {
 		"missing":    func(_ *fakeCluster, es []tableEntryOf) []byte { return ict2Of(es[:1], nil) },
 		"newest":     func(f *fakeCluster, es []tableEntryOf) []byte { es[0].reply = f.log[0].reply; return ict2Of(es, nil) },
 		"off format": func(_ *fakeCluster, es []tableEntryOf) []byte { b := ict2Of(es, nil); b[0] = 'X'; return b },
+		"watermark checksum": func(_ *fakeCluster, es []tableEntryOf) []byte {
+			// The first entry's watermark_checksum (bytes 44..60) never
+			// written (issue 26: clients/table.go:412), the trailer resealed.
+			b := ict2Of(es, nil)
+			b = b[:len(b)-8]
+			clear(b[44:60])
+			return binary.LittleEndian.AppendUint64(b, xxh3.Hash(b))
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			wantViolation(t, run(edit), checker.ClientTableWrong)
