@@ -53,6 +53,9 @@ func (m *metadataJournal) Frame(op uint64) ([]byte, bool)       { return m.j.Fra
 func (m *metadataJournal) Durable(op uint64) bool               { return m.j.Durable(op) }
 func (m *metadataJournal) Header(op uint64) (wire.Header, bool) { return m.j.Header(op) }
 func (m *metadataJournal) Truncate(afterOp uint64)              { m.j.Truncate(afterOp) }
+func (m *metadataJournal) WrittenOnly(op uint64, id wire.U128) bool {
+	return m.j.WrittenOnly(op, id)
+}
 
 // RetainedFrom is one past the durable checkpoint: the ops a checkpoint
 // covers are not served to a repair (RangeEvicted, wire.md 5.10: Iggy

@@ -67,6 +67,7 @@ func ProbeCatalogue() []Probe {
 		{Name: "prepare of another identity than the view's: ignored", Meaning: "a prepare at an op whose canonical header differs was ignored (trap: re-ack by slot occupancy)", Scenario: famRollback},
 		{Name: "prepare replaces another prepare in its slot", Meaning: "a backup journaled the view's prepare over another one in its slot (trap: re-ack by slot occupancy)", Scenario: famRollback},
 		{Name: "vote reports a damaged slot's op unknown, not nacked", Meaning: "a vote reported a slot it could not read as unknown, not as never prepared (trap: torn tail versus corrupt head)", Scenario: famStorage},
+		{Name: "vote nacks a stale op its slot shows alone", Meaning: "a vote nacked an op whose slot holds only a prepare its log_view's log replaced (off the chain, or a leftover) and shows no other written there", Scenario: famVCFaults},
 		{Name: "adopted log replaces another prepare the journal held", Meaning: "a replica adopting a view's log held another prepare at a canonical op; the reconcile forgot its body (traps: re-ack by slot occupancy, commit walk without identity check)", Scenario: famRollback},
 		{Name: "amnesiac replica caught up: it votes again", Meaning: "a replica that lost its memory journal applied a view's log and counts again", Scenario: famCrash},
 		{Name: "amnesiac replica votes knowing nothing", Meaning: "two replicas: an amnesiac backup votes an empty log (DEVIATIONS 51)", Scenario: famCrash},

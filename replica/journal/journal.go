@@ -634,6 +634,33 @@ func (j *Journal) Header(op uint64) (wire.Header, bool) {
 	return wire.Header{}, false
 }
 
+// WrittenOnly reports whether op's slot shows that no prepare of op but the
+// one of identity id was ever written there: each stored copy holds the
+// empty marker, an older op, or op with that identity, and no write to the
+// slot is in flight. A prepare is acknowledged only once both copies hold
+// it (Append), so the replica then never acknowledged another prepare of
+// op, unless both of that prepare's writes were lost: two misdirected
+// writes in one slot, or a misdirected prepare write under a header copy
+// damaged since and rewritten by Open, the faults a false Nackable needs
+// too (package doc). The caller pairs it with proof that id is not the op
+// its log holds, and nacks that op (vsr: the vote's stale entries).
+func (j *Journal) WrittenOnly(op uint64, id wire.U128) bool {
+	s := j.slotOf(op)
+	if s.first != nil || s.mem.held() && !s.mem.is(op, id) {
+		return false
+	}
+	only := func(r diskRecord) bool {
+		switch r.state {
+		case diskEmpty:
+			return true
+		case diskValid:
+			return r.op < op || r.op == op && r.id == id
+		}
+		return false // damaged, or a write in flight
+	}
+	return only(s.header) && only(s.prepare)
+}
+
 // Durable reports whether the journal holds op and both its prepare and its
 // header copy are durable: what a done promises. False for an append still
 // in flight, and for a prepare Open found unacknowledged.

@@ -54,6 +54,11 @@ type Journal interface {
 	Header(op uint64) (wire.Header, bool)
 	// Knowledge says what the journal knows of op (for nacks).
 	Knowledge(op uint64) Knowledge
+	// WrittenOnly reports whether op's slot shows that no prepare of op but
+	// the one whose header checksum is id was ever written there (for nacks:
+	// when the replica can prove id is not the op of its log, it never
+	// acknowledged that op). False whenever the journal cannot tell.
+	WrittenOnly(op uint64, id wire.U128) bool
 	// Admits says whether the journal may write op now: a ring reuses a
 	// slot only once the durable checkpoint covers the op it holds, and an
 	// op never goes into a slot that held a newer one. The group journals

@@ -515,6 +515,30 @@ func (j *durableJournal) Knowledge(op uint64) Knowledge {
 	return KnowledgeNever
 }
 
+// WrittenOnly models a slot's evidence: what a restart would find at op (a
+// durable frame or header) and the prepare last acknowledged there must be
+// id's or none, with no append in flight and nothing torn.
+func (j *durableJournal) WrittenOnly(op uint64, id wire.U128) bool {
+	if j.faulty[op] {
+		return false
+	}
+	if a, ok := j.acked[op]; ok && a != id {
+		return false
+	}
+	if f, ok := j.frames[op]; ok {
+		if d, durable := j.durable[op]; !durable || &d[0] != &f[0] {
+			return false
+		}
+	}
+	if f, ok := j.durable[op]; ok && wire.HeaderOf(f).Checksum() != id {
+		return false
+	}
+	if h, ok := j.durableHdrs[op]; ok && h.Checksum() != id {
+		return false
+	}
+	return true
+}
+
 func (j *durableJournal) Truncate(afterOp uint64) {
 	for op := range j.frames {
 		if op > afterOp {

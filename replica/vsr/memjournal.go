@@ -83,6 +83,10 @@ func (j *MemJournal) Knowledge(op uint64) Knowledge {
 	return KnowledgeNever
 }
 
+// WrittenOnly is false: a memory journal drops a stale op when it
+// reconciles, so it never holds one to vouch for.
+func (j *MemJournal) WrittenOnly(uint64, wire.U128) bool { return false }
+
 // Truncate forgets every op above afterOp.
 func (j *MemJournal) Truncate(afterOp uint64) {
 	for op := afterOp + 1; op <= j.head; op++ {

@@ -351,15 +351,19 @@ func TestMergeKeepsTheLogViewsOwnOpOverAStaleHeader(t *testing.T) {
 // its journal still holds a view-1 op 4 above that head: the reconcile
 // that adopted log_view 3 forgot it, and a misdirected write kept it. Every
 // op log_view 3 appended above op 3 was stamped in view 3, so this one is a
-// leftover of a replaced log: its vote reports it blank, neither present
-// nor nacked. Reported present, a merge
-// whose other votes start above op 4 took it as the committed op 4 (VOPR
-// seed 31915 with -stale-answers -view-change-faults: a divergent commit).
+// leftover of a replaced log: its vote reports it blank, never present.
+// Reported present, a merge whose other votes start above op 4 took it as
+// the committed op 4 (VOPR seed 31915 with -stale-answers
+// -view-change-faults: a divergent commit). The slot shows no other op 4
+// written, so the replica never acknowledged its log's op 4: the blank is
+// nacked (VOPR seed 3449264250); where the slot shows another op 4 (the
+// log's, whose writes a fault lost) it is not.
 func TestLeftoverAboveTheLogViewsHeadIsVotedBlank(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		known bool
-	}{{"head recorded", true}, {"no head recorded", false}} {
+		other bool // the slot shows another op 4 written
+	}{{"head recorded", true, false}, {"head recorded, another op 4 written", true, true}, {"no head recorded", false, false}} {
 		known := tc.known
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCluster(t, 3, 35)
@@ -370,6 +374,9 @@ func TestLeftoverAboveTheLogViewsHeadIsVotedBlank(t *testing.T) {
 			r := c.replicas[1]
 			crashInLogView(r, 3, 3)
 			holdDurably(r, stale)
+			if tc.other {
+				r.journal.acked[4] = wire.HeaderOf(g4).Checksum()
+			}
 			r.journal.recordedHead, r.journal.recordedHeadKnown = 3, known
 			r.start(false)
 			v := r.group.buildVote()
@@ -377,9 +384,9 @@ func TestLeftoverAboveTheLogViewsHeadIsVotedBlank(t *testing.T) {
 			if !in {
 				t.Fatalf("the vote (head %d) does not cover op 4", v.op)
 			}
-			blank := wire.IsBlank(&e) && !v.present.Bit(i) && !v.nack.Bit(i)
-			if known && !blank {
-				t.Fatalf("the leftover op 4 is voted %s (present %v, nack %v), want blank", e.Checksum(), v.present.Bit(i), v.nack.Bit(i))
+			blank := wire.IsBlank(&e) && !v.present.Bit(i)
+			if known && (!blank || v.nack.Bit(i) == tc.other) {
+				t.Fatalf("the leftover op 4 is voted %s (present %v, nack %v), want blank, nacked %v", e.Checksum(), v.present.Bit(i), v.nack.Bit(i), !tc.other)
 			}
 			if !known && (wire.IsBlank(&e) || e.Checksum() != wire.HeaderOf(stale).Checksum() || !v.present.Bit(i)) {
 				t.Fatalf("without a recorded head op 4 is voted %s (present %v): the rule needs the head", e.Checksum(), v.present.Bit(i))
@@ -394,37 +401,46 @@ func TestLeftoverAboveTheLogViewsHeadIsVotedBlank(t *testing.T) {
 // write of op 4 was misdirected: its journal still holds view 1's op 4,
 // and view 3's op 5 by header only. The two do not chain. Op 5 was
 // stamped in the log_view, so it is of the log_view's log and the stale
-// op 4 is not: the vote reports op 5's header and op 4 blank, neither
-// nacked. A vote that blanked both left nobody reporting op 5's header
-// where it was the only copy among the voters, and the view change waited
-// for ever (VOPR seed 5244 with -view-change-faults -partition-mode=none).
+// op 4 is not: the vote reports op 5's header and op 4 blank. A vote that
+// blanked both left nobody reporting op 5's header where it was the only
+// copy among the voters, and the view change waited for ever (VOPR seed
+// 5244 with -view-change-faults -partition-mode=none). The slot shows no
+// other op 4 written, so the replica never acknowledged its log's op 4:
+// the blank is nacked (VOPR seed 3449264250); where the slot shows another
+// op 4 it is not.
 func TestVoteKeepsTheLogViewsOpOverAStaleHeaderBelowIt(t *testing.T) {
-	c := newCluster(t, 3, 35)
-	commitEverywhere(t, c, 1, 3)
-	f3, _ := c.replicas[0].journal.Frame(3)
-	g4 := replacingPrepare(f3, 3)
-	g5 := replacingPrepare(g4, 3)
-	stale := staleReplacement(g4) // view 1's op 4 of the replaced log
-	r := c.replicas[1]
-	crashInLogView(r, 3, 3)
-	holdDurably(r, stale)
-	r.journal.durableHdrs[5] = *wire.HeaderOf(g5)
-	r.journal.recordedHead, r.journal.recordedHeadKnown = 5, true
-	r.start(false)
-	v := r.group.buildVote()
-	if v.op != 5 {
-		t.Fatalf("the vote's head is op %d, want 5", v.op)
-	}
-	e5, i5, _ := v.entry(5)
-	if e5.Checksum() != wire.HeaderOf(g5).Checksum() || v.nack.Bit(i5) {
-		t.Fatalf("op 5 is voted %s (nack %v), want view 3's op 5 %s", e5.Checksum(), v.nack.Bit(i5), wire.HeaderOf(g5).Checksum())
-	}
-	e4, i4, _ := v.entry(4)
-	if !wire.IsBlank(&e4) || v.present.Bit(i4) || v.nack.Bit(i4) {
-		t.Fatalf("the stale op 4 is voted %s (present %v, nack %v), want blank", e4.Checksum(), v.present.Bit(i4), v.nack.Bit(i4))
-	}
-	if c.probes["DoViewChange reports headers that do not chain as unknown"] == 0 {
-		t.Fatal("the rule that blanked the stale op did not run")
+	for _, other := range []bool{false, true} {
+		c := newCluster(t, 3, 35)
+		commitEverywhere(t, c, 1, 3)
+		f3, _ := c.replicas[0].journal.Frame(3)
+		g4 := replacingPrepare(f3, 3)
+		g5 := replacingPrepare(g4, 3)
+		stale := staleReplacement(g4) // view 1's op 4 of the replaced log
+		r := c.replicas[1]
+		crashInLogView(r, 3, 3)
+		holdDurably(r, stale)
+		if other {
+			r.journal.acked[4] = wire.HeaderOf(g4).Checksum()
+		}
+		r.journal.durableHdrs[5] = *wire.HeaderOf(g5)
+		r.journal.recordedHead, r.journal.recordedHeadKnown = 5, true
+		r.start(false)
+		v := r.group.buildVote()
+		if v.op != 5 {
+			t.Fatalf("the vote's head is op %d, want 5", v.op)
+		}
+		e5, i5, _ := v.entry(5)
+		if e5.Checksum() != wire.HeaderOf(g5).Checksum() || v.nack.Bit(i5) {
+			t.Fatalf("op 5 is voted %s (nack %v), want view 3's op 5 %s", e5.Checksum(), v.nack.Bit(i5), wire.HeaderOf(g5).Checksum())
+		}
+		e4, i4, _ := v.entry(4)
+		if !wire.IsBlank(&e4) || v.present.Bit(i4) || v.nack.Bit(i4) == other {
+			t.Fatalf("another op 4 written %v: the stale op 4 is voted %s (present %v, nack %v), want blank, nacked %v",
+				other, e4.Checksum(), v.present.Bit(i4), v.nack.Bit(i4), !other)
+		}
+		if c.probes["DoViewChange reports headers that do not chain as unknown"] == 0 {
+			t.Fatal("the rule that blanked the stale op did not run")
+		}
 	}
 }
 

@@ -173,7 +173,9 @@ func (g *Group) sendDoViewChange() {
 // is the header alone, with the nack bit when the journal proves we never
 // acknowledged it (DEVIATIONS.md 29); an op we can prove we never
 // acknowledged is a blank with the nack bit (nacks above commit only); an
-// op we cannot read is a blank with no nack (DEVIATIONS.md 1).
+// op we cannot read is a blank with no nack (DEVIATIONS.md 1); a stale op
+// (not of the log_view's log) is a blank, nacked where its slot shows it
+// alone (DEVIATIONS.md 73).
 func (g *Group) buildVote() *dvcVote {
 	if g.amnesiac {
 		// amnesiacVoteSafe: a vote of log_view 0 with an empty log, no
@@ -195,6 +197,13 @@ func (g *Group) buildVote() *dvcVote {
 		switch {
 		case g.leftover[op] && !canonical:
 			v.entries = append(v.entries, wire.BlankEntry(op)) // markLeftovers
+			// Not of the log_view's log (above its recorded head, stamped
+			// before it): where the slot shows no other prepare of the op,
+			// this replica never acknowledged the log's (DEVIATIONS.md 73).
+			if h, ok := g.deps.Journal.Header(op); ok && op > v.commit && g.deps.Journal.WrittenOnly(op, h.Checksum()) {
+				v.nack = v.nack.WithBit(i)
+				g.probe("vote nacks a stale op its slot shows alone")
+			}
 		case op <= g.commitMin && held:
 			v.entries = append(v.entries, *wire.HeaderOf(frame))
 			v.present = v.present.WithBit(i)
@@ -263,7 +272,9 @@ func (g *Group) buildVote() *dvcVote {
 // one is kept, else one stamped in the log_view where the other is not;
 // otherwise both are reported blank: nothing is known of them, which is
 // what the merge makes of such a pair too, and a blank without a nack
-// never truncates an op.
+// never truncates an op. A stale entry blanked for an adjacent entry of the
+// log_view is nacked where its slot proves the log's op was never
+// acknowledged here (offChainNack, DEVIATIONS.md 73).
 func (g *Group) consistentSuffix(v *dvcVote) {
 	canonical := func(i int) bool {
 		e := &v.entries[i]
@@ -275,6 +286,16 @@ func (g *Group) consistentSuffix(v *dvcVote) {
 		v.entries[i] = wire.BlankEntry(v.op - uint64(i))
 		v.present = v.present.WithoutBit(i)
 		v.nack = v.nack.WithoutBit(i)
+	}
+	// blankStale blanks entry b, which does not chain with entry k, kept:
+	// with a nack where that proves b's op was never acknowledged here.
+	blankStale := func(b, k int) {
+		nack := g.offChainNack(v, b, k)
+		blank(b)
+		if nack {
+			v.nack = v.nack.WithBit(b)
+			g.probe("vote nacks a stale op its slot shows alone")
+		}
 	}
 	for round := 0; round <= len(v.entries); round++ {
 		child := -1 // the nearest non-blank entry above
@@ -288,9 +309,9 @@ func (g *Group) consistentSuffix(v *dvcVote) {
 				conflict = true
 				switch ce, cc := canonical(i), canonical(child); {
 				case ce && !cc:
-					blank(child)
+					blankStale(child, i)
 				case cc && !ce:
-					blank(i)
+					blankStale(i, child)
 				case !ce && !cc && ofLogView(i) != ofLogView(child):
 					// The one stamped in the log_view is of its log (one
 					// primary, one prepare per view and op; ops above the
@@ -302,9 +323,9 @@ func (g *Group) consistentSuffix(v *dvcVote) {
 					// of its header in the core; the view change waited
 					// for ever).
 					if ofLogView(i) {
-						blank(child)
+						blankStale(child, i)
 					} else {
-						blank(i)
+						blankStale(i, child)
 					}
 				default:
 					blank(child)
@@ -320,6 +341,39 @@ func (g *Group) consistentSuffix(v *dvcVote) {
 		}
 	}
 	panic("vsr: a suffix that does not settle")
+}
+
+// offChainNack reports whether entry b of the vote, which consistentSuffix
+// is about to blank for not chaining with entry k, is to be nacked: whether
+// that proves this replica never acknowledged the log_view's op at b's
+// place: k is b's neighbour (adjacent ops) and stamped in the log_view, so
+// it is of the log_view's log (one primary per view, whose log only grows
+// in it, stamps it; a later primary's stamp would be above), and the two do
+// not chain, so b's prepare is not the log's; b was stamped before the
+// log_view; and b's slot shows no other prepare of the op
+// (Journal.WrittenOnly), so none was acknowledged here. Blank without a
+// nack, such an op deadlocked a two-replica view change: the peer's copy,
+// the only other, was a write its crash tore (VOPR seed 3449264250: a
+// view-8 op 2 left in replica 0's slot by a misdirected reconcile write,
+// under view 9's op 1; replica 1's view-9 op 2 torn in flight). An op the
+// slot shows another prepare of (or damage) stays a blank without a nack.
+func (g *Group) offChainNack(v *dvcVote, b, k int) bool {
+	if b != k+1 && k != b+1 {
+		return false
+	}
+	lo, hi := &v.entries[max(b, k)], &v.entries[min(b, k)] // entries run from the head down
+	var x, y wire.PrepareHeader
+	x.Decode(lo)
+	y.Decode(hi)
+	if y.Parent == x.Checksum {
+		return false // they chain: a timestamp disorder proves nothing of identity
+	}
+	e := &v.entries[b]
+	op := v.op - uint64(b)
+	if op <= v.commit || v.entries[k].View() != v.logView || e.View() >= v.logView {
+		return false
+	}
+	return g.deps.Journal.WrittenOnly(op, e.Checksum())
 }
 
 // fits reports whether entry e (below) and child (the nearest non-blank
