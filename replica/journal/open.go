@@ -488,21 +488,52 @@ func (o *opener) build() (*Journal, *Recovery) {
 	}
 	j.formatted, j.formatTarget = o.formatted, o.formatted
 	j.sb.init(j, o.state, o.sequence, o.formatted, o.head)
-	// The caller's log starts at the recovered head (set again by whatever
-	// the caller does with it: a Truncate, a Reconcile, appends).
-	j.head = LogHead{Op: r.HeadOp}
+	// The caller's log starts at the recorded head, or at the highest op
+	// above it the log_view appended (set again by whatever the caller does
+	// with it: a Truncate, a Reconcile, appends).
+	top := o.logViewTop()
+	j.head = LogHead{Op: top}
 	switch {
-	case o.restore >= 0 || r.HeadOp == o.head.Op && o.head.Known():
+	case top == o.head.Op && o.head.Known():
 		j.head = o.head
-	case r.HeadOp > 0:
-		s := j.slotOf(r.HeadOp)
-		if s.mem.held() && s.mem.op == r.HeadOp {
+	case top > 0:
+		s := j.slotOf(top)
+		if s.mem.held() && s.mem.op == top {
 			j.head.Header = *s.mem.header()
-		} else if s.header.state == diskValid && s.header.op == r.HeadOp && s.vouched {
+		} else if s.header.state == diskValid && s.header.op == top && s.vouched {
 			j.head.Header = *s.headerBytes
 		}
 	}
 	return j, r
+}
+
+// logViewTop returns the head of the caller's log as the slots and the
+// superblock show it: the recorded head's op, or the highest op above it
+// of a valid copy stamped in the state's log_view or later. Every op the
+// log_view appended above the head it adopted was stamped in it (one
+// primary per view stamps its prepares; a retransmission re-stamps later);
+// an op above the recorded head stamped before the log_view belongs to a
+// log the log_view replaced, which its reconcile meant to forget and a
+// misdirected write kept (DEVIATIONS.md 50's leftover). HeadOp still counts
+// it (nothing of the slot may be nacked on the strength of a head below
+// it), but the log head must not: the next WriteState in the same log_view
+// would record the leftover, with its stale header, as the log_view's head,
+// which then hides it from the leftover rule and which restoreHead would
+// write back as possibly acknowledged once its slot rotted (VOPR seed
+// 3449264250: view 8's op 2 recorded as log_view 9's head; DEVIATIONS.md
+// 74). With log_view 0 every op counts (nothing was replaced).
+func (o *opener) logViewTop() uint64 {
+	top := o.head.Op
+	for i := range o.formatted {
+		h, p := &o.headers[i], &o.chunks[i]
+		if h.state == SectorValid && h.op > top && h.header.View() >= o.state.LogView {
+			top = h.op
+		}
+		if p.state == SectorValid && p.op > top && wire.HeaderOf(p.frame()).View() >= o.state.LogView {
+			top = p.op
+		}
+	}
+	return top
 }
 
 // restoreHead makes the recovery know the log head the superblock recorded

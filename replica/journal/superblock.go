@@ -90,8 +90,19 @@ type LogHead struct {
 	Header wire.Header
 }
 
-// Known reports whether the head's header is recorded.
-func (h *LogHead) Known() bool { return h.Header != wire.Header{} }
+// Known reports whether the head is known: its header is recorded, or it
+// is op 0, the head of an empty log, which has no header to record. A
+// log_view is persisted only once the reconcile that adopted its log made
+// that log's head durable (vsr: reconcileThen, then becomeNormal), so a
+// record of op 0 with a log_view above 0 says the log_view's log was empty
+// then: an op above it stamped before the log_view is a leftover of a log
+// the log_view replaced (vsr markLeftovers; DEVIATIONS.md 74). With log_view
+// 0 (Format's record, a fresh replica) there is no earlier log to leave one.
+func (h *LogHead) Known() bool { return h.Op == 0 || h.headerRecorded() }
+
+// headerRecorded reports whether the head's header is recorded (all zero
+// when the journal did not know it).
+func (h *LogHead) headerRecorded() bool { return h.Header != wire.Header{} }
 
 // formatTrailerMagic opens the format trailer ("vopjfmt2").
 const formatTrailerMagic uint64 = 0x32746d666a706f76
@@ -142,7 +153,7 @@ func decodeSuperblockChunk(cfg Config, b []byte, readErr error) CopyReport {
 	var head LogHead
 	head.Op = binary.LittleEndian.Uint64(t[16:])
 	copy(head.Header[:], t[24:formatTrailerSealAt])
-	if head.Known() && (head.Op == 0 || opOf(&head.Header) != head.Op) {
+	if head.headerRecorded() && (head.Op == 0 || opOf(&head.Header) != head.Op) {
 		return CopyReport{Problem: fmt.Sprintf("format trailer: log head op %d with a header of op %d", head.Op, opOf(&head.Header))}
 	}
 	if !allZero(b[n+formatTrailerBytes:]) {

@@ -53,7 +53,10 @@ type Recovered struct {
 	Unwritten bool
 	// LogHead is the op the superblock recorded as the head of its
 	// log_view's log when it persisted it (DEVIATIONS.md 50), and
-	// LogHeadKnown whether it recorded one. An op above it whose journaled
+	// LogHeadKnown whether it recorded one: with its header, or op 0, the
+	// head of an empty log, which has none (DEVIATIONS.md 74: the log_view
+	// adopted an empty log, and any op above it stamped before the
+	// log_view is a leftover). An op above it whose journaled
 	// header was stamped in a view before the log_view is a leftover of a
 	// log the log_view replaced, which the reconcile that adopted the
 	// log_view meant to forget (a misdirected write can keep it): every op
