@@ -329,6 +329,9 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 		replica.EventCheckpointRead:
 		c.artifactEvent(e)
 		return
+	case replica.EventJournalRecovered:
+		c.journalRecovered(e.Replica, e.Journal)
+		return
 	case replica.EventReply:
 		c.builtReply(e)
 		c.answered(e)

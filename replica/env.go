@@ -84,7 +84,30 @@ const (
 	// (payload Frame) from its area, the header naming Disk.Identity and
 	// Disk.Timestamp, before it restores it (EventRestored follows).
 	EventCheckpointRead
+	// EventJournalRecovered: a restart's journal recovery is done (its
+	// repairs written): Journal says what it concluded, for a checker
+	// that recovers the same disk by its own reading of the format.
+	EventJournalRecovered
 )
+
+// JournalReport is what a restart's journal recovery concluded
+// (docs/disk-format.md 8 and 12), reported with EventJournalRecovered.
+type JournalReport struct {
+	// HeadOp is the highest op any copy of a formatted slot shows, raised
+	// to the superblock's log head (format 12, step 5).
+	HeadOp uint64
+	// Head is the head the replica's log starts from: HeadOp, extended
+	// through the ops right above it whose slots say nothing of them
+	// (journal.Recovery.AckHead); 0 for a fresh replica, HeadOp for a
+	// single one.
+	Head uint64
+	// FirstOp is the op Knowledge[0] is of: the first of the ring's
+	// window (HeadOp-N, HeadOp+N), at least 1 (N: the ring's slots).
+	FirstOp uint64
+	// Knowledge is what the recovered journal knows of each op from
+	// FirstOp on, by format 8's names (journal.Knowledge.String).
+	Knowledge []string
+}
 
 // DiskReport is what the durable artifact events (EventOffsetsRecovered,
 // EventOffsetWrite, EventOffsetDurable, EventSegmentRecovered,
@@ -133,6 +156,8 @@ type Event struct {
 	Offsets []byte
 	// Disk: the durable artifact events' report.
 	Disk DiskReport
+	// Journal: EventJournalRecovered's report.
+	Journal JournalReport
 }
 
 // Env is everything a replica needs from the world.

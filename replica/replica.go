@@ -178,7 +178,21 @@ func open(cfg Config, env Env, fresh bool, j *journal.Journal, rec *journal.Reco
 	}, vsr.Recovered{State: rec.State, Head: headOf(rec, cfg, fresh), Fresh: fresh,
 		LogHead: rec.Head.Op, LogHeadKnown: rec.Head.Known(), Checkpoint: restored})
 	r.replayTo = max(headOf(rec, cfg, fresh), rec.State.CommitMax)
+	r.reportRecovery(rec, headOf(rec, cfg, fresh))
 	return r
+}
+
+// reportRecovery reports what the journal's recovery concluded: its head
+// op, the head the log starts from, and its knowledge of every op of the
+// ring's window on either side of the head op.
+func (r *Replica) reportRecovery(rec *journal.Recovery, head uint64) {
+	slots := r.cfg.Profile.JournalSlots
+	first := max(rec.HeadOp, slots) - slots + 1
+	jr := JournalReport{HeadOp: rec.HeadOp, Head: head, FirstOp: first}
+	for op := first; op < rec.HeadOp+slots; op++ {
+		jr.Knowledge = append(jr.Knowledge, rec.Knowledge(op).String())
+	}
+	r.env.Sink.Event(Event{Kind: EventJournalRecovered, Replica: r.cfg.Replica, Journal: jr})
 }
 
 // metadataReplayed reports whether the metadata plane has applied again

@@ -1,0 +1,119 @@
+package checker
+
+import (
+	"fmt"
+
+	"github.com/iggy-vopr/vopr/checker/diskread"
+	"github.com/iggy-vopr/vopr/replica"
+)
+
+// A restart recovers its journal from the disk alone (docs/disk-format.md
+// 12): the superblock's state, every formatted slot classified (format 7),
+// the head op, and what it knows of each op (format 8: held, header only,
+// nackable, header unacked, unknown). Nothing writes the journal between
+// the recovery's end and the replica's report of it, so the checker's own
+// reader (diskread.Recover), run on the durable image at that moment,
+// must conclude the same ("journal recovery misread the disk"). The
+// recovery's own repairs (format 12, step 7) are on the disk by then; they
+// write a header copy the slot already counts as valid, so the reading
+// after them knows every op of the window as the reading before them did.
+//
+// The one legitimate difference: a read fault. Where a fault the fault
+// model allows touched a slot's sectors (a latent read error, corruption,
+// a misdirected write), the replica may have read damage where the image
+// holds a valid copy. Such a slot is not judged, and the head op may then
+// be lower than the image's, never lower than the highest op an untouched
+// slot or the superblock's log head shows, and never higher than the
+// image's: a read fault hides a copy, it never shows one (a sealed record
+// that fails its checksum is damaged). A touched superblock is not judged.
+//
+// The head a restarted replica's log starts from (its vote's head) is the
+// head op, extended through the ops right above it that the recovered
+// journal knows nothing of (Unknown), at most to the op before the head
+// op's slot comes round again: a replica acknowledges an op only while it
+// holds every op below it down to its commit, so a slot that says nothing
+// right above the head may hide an acknowledged op, and a head below it
+// would nack it; a slot that proves its op was never acknowledged ends the
+// stretch. A single replica has nobody to nack to and starts from the head
+// op; a fresh one (head op 0) from 0.
+
+// JournalMisread names a restart whose journal recovery concluded other
+// than its disk holds.
+const JournalMisread = "journal recovery misread the disk"
+
+// journalRecovered checks what replica r's restart recovered from its
+// journal against the checker's own recovery of the same disk.
+func (c *Checker) journalRecovered(r uint8, jr replica.JournalReport) {
+	if c.art.src == nil || c.violation != nil {
+		return
+	}
+	g, peek := c.art.src.Geometry(r), c.art.src.Peek(r)
+	if first, n := g.SuperblockSectors(); c.art.src.Faulted(r, first, n) {
+		return
+	}
+	misread := func(format string, args ...any) {
+		c.fail(Violation{Name: JournalMisread, Replicas: []uint8{r},
+			Detail: fmt.Sprintf("replica %d restarted, and "+format, append([]any{r}, args...)...)})
+	}
+	rec, err := diskread.Recover(g, peek)
+	if err != nil {
+		misread("its journal opened a disk whose recovery refuses it: %v", err)
+		return
+	}
+	n := g.SlotCount
+	faulted := make([]bool, len(rec.Slots))
+	floor := rec.Superblock.Head.Op // what no read fault can hide
+	for k := range uint64(len(rec.Slots)) {
+		header, prepare, count := g.SlotSectors(k)
+		faulted[k] = c.art.src.Faulted(r, header, 1) || c.art.src.Faulted(r, prepare, count)
+		s := rec.Slots[k]
+		if faulted[k] {
+			continue
+		}
+		if s.Header.State == diskread.CopyValid {
+			floor = max(floor, s.Header.Op)
+		}
+		if s.Prepare.State == diskread.CopyValid {
+			floor = max(floor, s.Prepare.Op)
+		}
+	}
+	if jr.HeadOp > rec.HeadOp || jr.HeadOp < floor {
+		misread("its journal recovered head op %d; the disk shows head op %d (%d in the slots no fault touched, with the superblock's log head)",
+			jr.HeadOp, rec.HeadOp, floor)
+		return
+	}
+	first := max(jr.HeadOp, n) - n + 1
+	if jr.FirstOp != first || uint64(len(jr.Knowledge)) != jr.HeadOp+n-first {
+		misread("it reported its knowledge of %d ops from op %d, not of the ring's window around head op %d (ops %d to %d)",
+			len(jr.Knowledge), jr.FirstOp, jr.HeadOp, first, jr.HeadOp+n-1)
+		return
+	}
+	for i, got := range jr.Knowledge {
+		op := first + uint64(i)
+		k := op % n
+		if k < uint64(len(faulted)) && faulted[k] {
+			continue
+		}
+		if want := rec.Knowledge(op).String(); got != want {
+			s := rec.Slot(k)
+			misread("its journal knows op %d (slot %d) as %s; the disk's slot is %s of op %d (header copy %s of op %d, prepare chunk %s of op %d) and says %s",
+				op, k, got, s.Class, s.Op, s.Header.State, s.Header.Op, s.Prepare.State, s.Prepare.Op, want)
+			return
+		}
+	}
+	want := jr.HeadOp
+	switch {
+	case jr.HeadOp == 0 && c.incarnations[r] == 0:
+		// A fresh replica (it never crashed): damage at its first boot
+		// is not an op.
+		return
+	case c.replicas > 1:
+		for want+1 < jr.HeadOp+n && jr.Knowledge[want+1-first] == diskread.Unknown.String() {
+			want++
+		}
+	}
+	if jr.Head != want {
+		misread("its log starts from head %d; head op %d and the ops above it it knows nothing of give head %d",
+			jr.Head, jr.HeadOp, want)
+	}
+}

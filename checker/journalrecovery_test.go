@@ -1,0 +1,89 @@
+package checker_test
+
+import (
+	"testing"
+
+	"github.com/iggy-vopr/vopr/checker"
+	"github.com/iggy-vopr/vopr/replica"
+)
+
+// nackableReport is the report of a restart that recovered a formatted,
+// never written journal of the fake images' 8 slots: head op 0, ops 1..7
+// provably never acknowledged.
+func nackableReport() replica.JournalReport {
+	jr := replica.JournalReport{FirstOp: 1}
+	for range 7 {
+		jr.Knowledge = append(jr.Knowledge, "nackable")
+	}
+	return jr
+}
+
+// journalVerdict runs the check of one restart of replica 1 reporting jr
+// on a formatted image that edit may change (faulted: the sectors the
+// fault model touched).
+func journalVerdict(t *testing.T, jr replica.JournalReport, edit func(f *fakeImages)) *checker.Violation {
+	t.Helper()
+	f := newFakeImages(3)
+	formatImage(t, f, 1)
+	if edit != nil {
+		edit(f)
+	}
+	c := checker.New(3)
+	c.SetArtifacts(f)
+	c.Crashed(1)
+	c.Replica(1000, replica.Event{Kind: replica.EventJournalRecovered, Replica: 1, Journal: jr})
+	return c.Violation()
+}
+
+// TestJournalRecoveryReadsTheDisk: a restart's journal recovery must
+// conclude what the checker's own reading of the same disk does: the head
+// op, the knowledge of each op of the ring's window, the head its log
+// starts from (issue 26: replica/journal/recovery.go's Knowledge and
+// AckHead mutants); a slot a fault touched is not judged.
+func TestJournalRecoveryReadsTheDisk(t *testing.T) {
+	if v := journalVerdict(t, nackableReport(), nil); v != nil {
+		t.Fatalf("a faithful report failed: %v", v)
+	}
+	damage := func(slot uint64) func(f *fakeImages) {
+		return func(f *fakeImages) {
+			_, prepare, _ := f.Geometry(1).SlotSectors(slot)
+			delete(f.sectors[1], prepare) // garbage: a torn prepare write
+		}
+	}
+	held := nackableReport()
+	held.Knowledge[2] = "held"
+	headHigh := nackableReport()
+	headHigh.HeadOp, headHigh.FirstOp, headHigh.Knowledge = 1, 1, append(headHigh.Knowledge, "nackable")
+	torn1 := nackableReport()
+	torn1.Knowledge[0] = "unknown"
+	torn1Head := torn1
+	torn1Head.Head = 1
+	short := nackableReport()
+	short.Knowledge = short.Knowledge[1:]
+	for _, tc := range []struct {
+		name string
+		jr   replica.JournalReport
+		edit func(f *fakeImages)
+		bad  bool
+	}{
+		{"op 3 reported held", held, nil, true},
+		{"head op above the disk's", headHigh, nil, true},
+		{"a torn slot read as nackable", nackableReport(), damage(1), true},
+		{"head below an unknown op right above the head op", torn1, damage(1), true},
+		{"head through the unknown op", torn1Head, damage(1), false},
+		{"head through a nackable op", torn1Head, nil, true},
+		{"knowledge of too few ops", short, nil, true},
+		{"a faulted slot read otherwise", held, func(f *fakeImages) {
+			header, _, _ := f.Geometry(1).SlotSectors(3)
+			f.faulted[1][header] = true
+		}, false},
+	} {
+		v := journalVerdict(t, tc.jr, tc.edit)
+		switch {
+		case tc.bad && (v == nil || v.Name != checker.JournalMisread):
+			t.Errorf("%s: violation %v, want %q", tc.name, v, checker.JournalMisread)
+		case !tc.bad && v != nil:
+			t.Errorf("%s: %v", tc.name, v)
+		}
+	}
+}
