@@ -312,6 +312,10 @@ type ReplicaNode struct {
 	// memoryLost: the process died since it last had every partition
 	// group's memory (vopr.withoutMemory clears it).
 	memoryLost bool
+	// formatFaults: the device's counts when its first format completed
+	// (the faults that hit the format of the whole disk, not the replica's
+	// own writes and reads: issue 28's comparison); set once.
+	formatFaults *storage.Stats
 }
 
 // ID returns the replica id.
@@ -338,6 +342,10 @@ func (n *ReplicaNode) format() {
 			return
 		}
 		n.formatted = true
+		if n.formatFaults == nil {
+			st := n.dev.Stats()
+			n.formatFaults = &st
+		}
 		n.c.Checker.Formatted(n.c.Loop.Now(), n.id)
 		n.boot(true)
 	})
