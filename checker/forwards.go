@@ -35,10 +35,14 @@ const (
 	// ForwardDropped: a backup that knows no primary handled a client's
 	// valid Register or Logout, had no forward of it parked, and did not
 	// answer it.
-	ForwardDropped = "login or logout dropped by a backup"
+	ForwardDropped = "login or logout left unanswered by a backup without a primary"
 	// ForwardRefusalUnanswered: a backup handled the primary's refusal of
 	// a forward it had parked and did not answer the client.
 	ForwardRefusalUnanswered = "forward's refusal not passed on to the client"
+	// ForwardLogoutUnsettled: a backup handled the primary's Ok for a
+	// Logout it had forwarded, at a commit it has applied, and did not
+	// answer the client (client-ops.md 5.2: the empty success).
+	ForwardLogoutUnsettled = "forwarded logout's success not passed on to the client"
 )
 
 // Client operations a backup forwards (wire.md 5.20's operation byte).
@@ -208,7 +212,19 @@ func (c *Checker) forwardResultHandled(r, from uint8, frame []byte, delivered bo
 		return // answered already (a reply or an eviction removed it), or not this forward's
 	}
 	if outcome == 0 {
-		p.resulted = true // Ok: answered now or at its commit
+		// Ok: a Register is answered now or at its commit; a Logout's
+		// commit (its op, or the primary's commit for a no-op) once this
+		// replica has applied it.
+		if op == operationLogout {
+			if commit := wirespec.U64(frame, wirespec.OffFLRCommit); commit < c.next[r] {
+				delete(f.parked, k)
+				c.fail(Violation{Name: ForwardLogoutUnsettled, Replicas: []uint8{r, from}, Ops: []uint64{commit},
+					Detail: fmt.Sprintf("replica %d handled replica %d's ForwardLogoutResult Ok at commit %d of its forward of client %s's Logout, parked there, having applied op %d, and sent the client no answer",
+						r, from, commit, u128(client), c.next[r]-1)})
+				return
+			}
+		}
+		p.resulted = true
 		f.parked[k] = p
 		return
 	}

@@ -51,7 +51,8 @@ func TestLoginDroppedByABackup(t *testing.T) {
 }
 
 // The primary's refusal of a forward is passed on to the client as it
-// arrives; an Ok leaves the request parked until its commit answers it.
+// arrives; a Logout's Ok at a commit the backup has applied is answered
+// then, one at a later commit leaves the request parked until it.
 func TestForwardRefusalPassedOn(t *testing.T) {
 	client := wire.U128{Lo: 78, Hi: 7}
 	nonce := wire.U128{Lo: 1, Hi: 1}
@@ -62,7 +63,8 @@ func TestForwardRefusalPassedOn(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		outcome wire.ForwardLogoutOutcome
-		other   bool // the result names another nonce
+		commit  uint64 // an Ok's commit (replica 1 has applied op 1)
+		other   bool   // the result names another nonce
 		answer  bool
 		want    string
 	}{
@@ -70,7 +72,9 @@ func TestForwardRefusalPassedOn(t *testing.T) {
 		{name: "in progress, not answered", outcome: wire.ForwardLogoutInProgress, want: checker.ForwardRefusalUnanswered},
 		{name: "not primary, not answered", outcome: wire.ForwardLogoutNotPrimary, want: checker.ForwardRefusalUnanswered},
 		{name: "another forward's result", outcome: wire.ForwardLogoutCanceled, other: true},
-		{name: "ok: answered at its commit", outcome: wire.ForwardLogoutOk},
+		{name: "ok: answered at its commit", outcome: wire.ForwardLogoutOk, commit: 2},
+		{name: "ok at a commit applied, answered", outcome: wire.ForwardLogoutOk, commit: 1, answer: true},
+		{name: "ok at a commit applied, not answered", outcome: wire.ForwardLogoutOk, commit: 1, want: checker.ForwardLogoutUnsettled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, _ := started(t, 3, 1)
@@ -80,9 +84,7 @@ func TestForwardRefusalPassedOn(t *testing.T) {
 			f.c.ClientHandled(f.now, 1)
 			f.c.Sent(f.tick(), 1, 0, forward)
 			x := wire.ForwardLogoutResultHeader{Prefix: wire.Prefix{Replica: 0}, Client: client, Nonce: nonce, Outcome: tc.outcome}
-			if tc.outcome == wire.ForwardLogoutOk {
-				x.Commit = 2
-			}
+			x.Commit = tc.commit
 			if tc.other {
 				x.Nonce.Lo++
 			}
