@@ -38,6 +38,10 @@ type Config struct {
 	// checkpoints of the metadata plane: a replica checkpoints after
 	// applying each multiple of it (0: the profile's).
 	CheckpointInterval uint64
+	// FormatExtentSlots is how many slots of the journal's ring are
+	// formatted at a time (0: journal.FormatExtentSlotsDefault; a value
+	// above the ring formats the whole ring at once).
+	FormatExtentSlots uint64
 }
 
 // Profile holds the sizes and timeouts that differ between the simulator
@@ -190,6 +194,8 @@ func (c *Config) JournalConfig() journal.Config {
 		Cluster:        c.Cluster(),
 		Replica:        c.Replica,
 		ReplicaCount:   c.ReplicaCount,
+
+		FormatExtentSlots: min(c.FormatExtentSlots, p.JournalSlots),
 	}
 }
 

@@ -53,6 +53,10 @@ type ClusterOptions struct {
 	// FlushMessages is the segment logs' flush threshold in messages (0:
 	// Iggy's 1024).
 	FlushMessages int
+	// FlushBytes is their threshold in bytes (0: Iggy's 1 MiB).
+	FlushBytes int
+	// FormatExtentSlots: the journal's format extent (0: the journal's).
+	FormatExtentSlots int
 	// EvictedRing: flushed ops a partition journal keeps (0: Iggy's).
 	EvictedRing int
 	// CheckpointInterval: ops between metadata checkpoints (0: the
@@ -200,6 +204,8 @@ func (c *Cluster) replicaConfig(id uint8) replica.Config {
 		ClusterName: "vopr", Replica: id, ReplicaCount: uint8(c.Options.Replicas),
 		Auth: c.Options.Auth, Secret: []byte(secretOld), Profile: c.Options.Profile,
 		FlushMessages:      uint64(max(c.Options.FlushMessages, 0)),
+		FlushBytes:         uint64(max(c.Options.FlushBytes, 0)),
+		FormatExtentSlots:  uint64(max(c.Options.FormatExtentSlots, 0)),
 		EvictedRing:        uint64(max(c.Options.EvictedRing, 0)),
 		CheckpointInterval: uint64(max(c.Options.CheckpointInterval, 0)),
 	}

@@ -118,6 +118,14 @@ type Options struct {
 	// JournalSlots: the metadata journal's ring (0: the profile's 4096). It
 	// must hold a checkpoint interval and two pipelines (JournalSlotsMin).
 	JournalSlots int
+	// FormatExtentSlots: the journal's ring is formatted this many slots at
+	// a time, the first extent at format and each next one before the
+	// journal first writes into it (0: the journal's 256; at most the
+	// ring, a larger value formats the whole ring at once).
+	FormatExtentSlots int
+	// FlushBytes: a partition's segment log also flushes once this many
+	// bytes of committed batches are buffered (0: Iggy's 1 MiB).
+	FlushBytes int
 }
 
 // JournalSlotsMin is the smallest metadata journal ring for a checkpoint
@@ -301,6 +309,23 @@ func Swarm(seed uint64) Options {
 	if b := rand.New(rand.NewPCG(seed, 0xbad5eed)); b.IntN(2) == 0 {
 		o.BadRequestProbability = 0.02 + 0.18*b.Float64()
 	}
+	// From a stream of its own too, so that every knob above keeps its
+	// value and a seed that draws neither runs as before (issue 26: no
+	// swarm ring ever had an op in slot 256 or above, so the journal never
+	// formatted a next extent; and no seed buffered Iggy's 1 MiB, so the
+	// bytes threshold never flushed a segment log). Half the seeds format
+	// the ring 1 to 64 slots at a time (log-uniform), so a run's ops cross
+	// several extents; half, independently, flush a segment log once 256
+	// bytes to 16 KiB (log-uniform) of committed batches are buffered, a
+	// few batches of the workload's, before most of the drawn message
+	// thresholds.
+	k := rand.New(rand.NewPCG(seed, 0xf0e47e57))
+	if k.IntN(2) == 0 {
+		o.FormatExtentSlots = int(math.Round(math.Pow(64, k.Float64())))
+	}
+	if k.IntN(2) == 0 {
+		o.FlushBytes = int(math.Round(256 * math.Pow(64, k.Float64())))
+	}
 	return o
 }
 
@@ -420,6 +445,10 @@ func (o *Options) Check() error {
 		return fmt.Errorf("evicted-ring %d outside 0..1048576 (0: Iggy's 4096)", o.EvictedRing)
 	case o.FlushMessages < 0 || o.FlushMessages > 1<<20:
 		return fmt.Errorf("flush-messages %d outside 0..1048576 (0: Iggy's 1024)", o.FlushMessages)
+	case o.FormatExtentSlots < 0 || o.FormatExtentSlots > 1<<16:
+		return fmt.Errorf("format-extent %d outside 0..65536 (0: the journal's 256)", o.FormatExtentSlots)
+	case o.FlushBytes < 0 || o.FlushBytes > 1<<30:
+		return fmt.Errorf("flush-bytes %d outside 0..1073741824 (0: Iggy's 1 MiB)", o.FlushBytes)
 	case o.CrashTornProbability+o.CrashLostProbability > 1:
 		return fmt.Errorf("crash torn + lost probabilities above 1")
 	}
@@ -482,6 +511,8 @@ func (o *Options) Fields() []Field {
 		{"chunk-corrupt", f(o.ChunkCorruptProbability)},
 		{"logout", f(o.LogoutProbability)},
 		{"bad-requests", f(o.BadRequestProbability)},
+		{"format-extent", i(int64(o.FormatExtentSlots))},
+		{"flush-bytes", i(int64(o.FlushBytes))},
 	}
 }
 

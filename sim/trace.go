@@ -184,7 +184,7 @@ func (t *tracer) replica(e replica.Event) {
 	case replica.EventPartitionInstalled:
 		l.Kind, l.Op, l.Group = "state_installed", e.Op, e.PartitionGroup
 	case replica.EventOffsetsRecovered, replica.EventOffsetWrite, replica.EventOffsetDurable, replica.EventSegmentRecovered,
-		replica.EventCheckpointRead:
+		replica.EventCheckpointRead, replica.EventJournalRecovered:
 		return // for the checker's reading of the disk; the trace has the probes
 	}
 	t.write(l)

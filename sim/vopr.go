@@ -31,6 +31,7 @@ func clusterOptions(o Options) ClusterOptions {
 	c.BadRequestProbability = o.BadRequestProbability
 	c.Sends = o.Sends
 	c.FlushMessages = o.FlushMessages
+	c.FlushBytes, c.FormatExtentSlots = o.FlushBytes, o.FormatExtentSlots
 	c.EvictedRing = o.EvictedRing
 	c.CheckpointInterval = o.CheckpointInterval
 	if o.JournalSlots > 0 {
