@@ -35,7 +35,7 @@ canary_repair_unchained         129 committed op replaced|divergent commit|hash 
 canary_chain_unchecked          129 committed op replaced|divergent commit|hash chain break|replica panic
 canary_vote_drops_tail          129 nack of an acknowledged op|log_view without its log|committed op lost|committed op replaced|divergent commit|replica panic
 canary_delete_keeps_name        129 reply differs from the model|non-linearizable reply
-canary_rename_keeps_old_name    129 reply differs from the model|answer differs from the model|non-linearizable reply
+canary_rename_keeps_old_name    129 reply differs from the model|answer differs from the model|request routed to another partition|non-linearizable reply
 canary_topic_name_global        129 reply differs from the model|non-linearizable reply
 canary_stale_startview_accepted 129 acknowledged op truncated|nack of an acknowledged op|committed op lost|committed op replaced|divergent commit
 canary_heartbeat_reset          128 the core kept changing views after it converged
