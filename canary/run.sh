@@ -27,7 +27,7 @@ canary_commit_one_ack           129 committed op replaced|divergent commit|non-l
 canary_ack_before_sync          129 acknowledged before durable|acknowledged another prepare
 canary_dvc_before_persist       129 sent before durable
 canary_retry_applied_twice      129 duplicate apply|non-linearizable reply
-canary_torn_trusted             129 corrupt body applied|frame off the wire format|replica panic
+canary_torn_trusted             129 journal recovery misread the disk|corrupt body applied|frame off the wire format|replica panic
 canary_nack_corrupt             129 nack of an acknowledged op
 canary_apply_unchecked          129 committed op replaced|divergent commit|hash chain break|replica panic
 canary_truncate_without_quorum  129 committed op lost|committed op replaced|divergent commit|non-linearizable reply|replica panic

@@ -111,7 +111,7 @@ func Suite() []Canary {
 			Site:    "replica/journal/record.go parsePrepareChunk",
 			Breaks:  "recovery trusts a prepare chunk whose header is valid without checking the chunk's seal or the body's checksum, so a prepare write torn by a crash comes back as a Clean prepare",
 			Outcome: sim.Correctness,
-			Expect:  []string{"corrupt body applied", "frame off the wire format", "replica panic"},
+			Expect:  []string{"journal recovery misread the disk", "corrupt body applied", "frame off the wire format", "replica panic"},
 		},
 		{
 			Tag:     "canary_nack_corrupt",

@@ -73,6 +73,7 @@ func (c *Checker) artifactEvent(e replica.Event) {
 		c.offsetEvent(e)
 	case replica.EventSegmentRecovered:
 		c.segmentRecovered(e.Replica, e.PartitionGroup, e.Disk)
+		c.segmentBuilt(e.Replica, e.PartitionGroup, e.Disk.Slot)
 	case replica.EventCheckpointRead:
 		c.checkpointRead(e.Replica, e.Op, e.Frame, e.Disk.Identity, e.Disk.Timestamp)
 	}

@@ -57,6 +57,7 @@ type Checker struct {
 	// to commit.
 	disks        Disks
 	segments     Segments                // segment.go: the replicas' segment logs
+	flush        segmentFlush            // segmentflush.go: the flush thresholds' promise
 	acks         map[ackKey]ackRecord    // looked up only
 	ackMax       []uint64                // per replica, the highest op in acks
 	nacks        map[uint64][]nackRecord // looked up only
@@ -295,6 +296,7 @@ func (c *Checker) Crashed(r uint8) {
 	c.partitionsCrashed(r)
 	c.checkSegmentsAt(r)
 	c.artifactsCrashed(r)
+	c.segmentFlushCrashed(r)
 }
 
 // Replica checks one replica event.
@@ -324,6 +326,7 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 	case replica.EventPartitionInstalled:
 		c.partitionInstalled(e.Replica, e.PartitionGroup, e.Op, e.Frame, e.Offsets)
 		c.offsetsInstalled(e.Replica, e.PartitionGroup, e.Offsets)
+		c.segmentInstalled(e.Replica, e.PartitionGroup)
 		return
 	case replica.EventOffsetsRecovered, replica.EventOffsetWrite, replica.EventOffsetDurable, replica.EventSegmentRecovered,
 		replica.EventCheckpointRead:

@@ -115,6 +115,7 @@ func (c *Checker) partitionEvent(r uint8, g vsr.Event) {
 	case vsr.EventCommitted:
 		c.note("replica %d committed op %d of group %d %s", r, g.Op, g.Group, g.Header.Checksum())
 		c.partitionCommit(c.partitionLog(g.Group), r, g.Header, g.Body)
+		c.segmentCommitted(r, g)
 	case vsr.EventStatus:
 		if g.Status == vsr.StatusNormal && g.LogView == g.View {
 			a := &c.partitionLog(g.Group).adopted[r]

@@ -192,6 +192,9 @@ func NewCluster(o ClusterOptions) *Cluster {
 	c.Checker.SetDisks(c.disks)
 	c.Checker.SetSegments(newClusterSegments(c))
 	c.Checker.SetArtifacts(c.disks)
+	rc := c.replicaConfig(0)
+	sc := rc.SegmentConfig()
+	c.Checker.SetSegmentFlush(sc.FlushMessages, sc.FlushBytes)
 	c.Checker.SetLinks(c.peerLinked)
 	for _, n := range c.Replicas {
 		n.format()
