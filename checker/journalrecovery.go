@@ -62,6 +62,7 @@ func (c *Checker) journalRecovered(r uint8, jr replica.JournalReport) {
 	}
 	n := g.SlotCount
 	faulted := make([]bool, len(rec.Slots))
+	defer c.journalRecordsReadable(r, g, faulted)
 	floor := rec.Superblock.Head.Op // what no read fault can hide
 	for k := range uint64(len(rec.Slots)) {
 		header, prepare, count := g.SlotSectors(k)
@@ -115,5 +116,29 @@ func (c *Checker) journalRecovered(r uint8, jr replica.JournalReport) {
 	if jr.Head != want {
 		misread("its log starts from head %d; head op %d and the ops above it it knows nothing of give head %d",
 			jr.Head, jr.HeadOp, want)
+	}
+}
+
+// JournalUnreadableRecord names a journal slot whose header sector holds a
+// sealed record its format does not read: neither the slot's empty marker
+// nor a header of one of its ops (docs/disk-format.md 4 and 5). A tear or
+// damage breaks a seal; only a write of that record leaves one, so the
+// journal wrote a header copy no restart can read, where it meant the
+// marker or a header (a slot a fault touched is not judged).
+const JournalUnreadableRecord = "journal wrote a record its format cannot read"
+
+// journalRecordsReadable checks every formatted slot of r's journal that no
+// fault touched (faulted, indexed by slot) at r's restart.
+func (c *Checker) journalRecordsReadable(r uint8, g diskread.Geometry, faulted []bool) {
+	if c.violation != nil {
+		return
+	}
+	peek := c.art.src.Peek(r)
+	for k := range uint64(len(faulted)) {
+		if !faulted[k] && diskread.HeaderSealedUnreadable(g, peek, k) {
+			c.fail(Violation{Name: JournalUnreadableRecord, Replicas: []uint8{r},
+				Detail: fmt.Sprintf("replica %d restarted, and slot %d's header sector holds a sealed record that is neither the slot's empty marker nor a header of one of its ops", r, k)})
+			return
+		}
 	}
 }

@@ -1,10 +1,12 @@
 package checker_test
 
 import (
+	"encoding/binary"
 	"testing"
 
 	"github.com/iggy-vopr/vopr/checker"
 	"github.com/iggy-vopr/vopr/replica"
+	"github.com/zeebo/xxh3"
 )
 
 // nackableReport is the report of a restart that recovered a formatted,
@@ -85,5 +87,30 @@ func TestJournalRecoveryReadsTheDisk(t *testing.T) {
 		case !tc.bad && v != nil:
 			t.Errorf("%s: %v", tc.name, v)
 		}
+	}
+}
+
+// TestJournalUnreadableRecord: a header sector holding a sealed record that
+// is neither the slot's marker nor a header of its ops (the zero header a
+// clear wrote where it meant the marker: issue 26's
+// journal/reconcile.go:205:3:drop-call) fails the restart's check; the
+// same sector in a slot a fault touched is not judged.
+func TestJournalUnreadableRecord(t *testing.T) {
+	zeroRecord := func(faulted bool) func(f *fakeImages) {
+		return func(f *fakeImages) {
+			header, _, _ := f.Geometry(1).SlotSectors(3)
+			b := make([]byte, imgSectorBytes)
+			binary.LittleEndian.PutUint64(b[256:], xxh3.HashSeed(b[:256], 0x766f70726a6e6c31)) // "voprjnl1"
+			f.sectors[1][header] = b
+			f.faulted[1][header] = faulted
+		}
+	}
+	jr := nackableReport()
+	jr.Knowledge[2] = "unknown" // a damaged header copy: op 3 unknown
+	if v := journalVerdict(t, jr, zeroRecord(false)); v == nil || v.Name != checker.JournalUnreadableRecord {
+		t.Fatalf("a sealed zero header in slot 3: violation %v, want %q", v, checker.JournalUnreadableRecord)
+	}
+	if v := journalVerdict(t, nackableReport(), zeroRecord(true)); v != nil {
+		t.Fatalf("a faulted slot was judged: %v", v)
 	}
 }

@@ -191,3 +191,18 @@ func (g Geometry) readPrepareChunk(peek Peek, k uint64) Copy {
 	}
 	return Copy{State: CopyValid, Op: opField(h), ID: h.Checksum(), Header: *h, Frame: b[:size:size]}
 }
+
+// HeaderSealedUnreadable reports whether slot k's header sector holds a
+// 256-byte record whose seal verifies (under either seed) that is neither
+// the slot's empty marker nor a good header of an op of the slot (format 4
+// and 5). A tear or damage breaks the seal, so only a write of such a
+// record leaves one: the journal never writes one to its own slot (a
+// misdirected write of another slot's record can land one).
+func HeaderSealedUnreadable(g Geometry, peek Peek, k uint64) bool {
+	b := make([]byte, g.SectorSize)
+	peek(g.headerSector(k), b)
+	if !sealedWith(b, wire.HeaderSize, seedSeal) && !sealedWith(b, wire.HeaderSize, seedSealUnacked) {
+		return false
+	}
+	return g.judgeHeaderSector(b, k).State == CopyDamaged
+}
