@@ -893,6 +893,9 @@ func (c *Checker) checkAbandoned(g *promiseGroup, r uint8, e vsr.Event) {
 	if linkNs, linked := c.linkSince(r, d.from); !linked || linkNs > d.sinceN {
 		return // the StartView came on a connection closed at the primary's end: its repairs had no way
 	}
+	if _, missing := c.missingInCore(g, r, d.op); missing {
+		return // the core cannot carry r there (promises_catchup.go): its probe may give up
+	}
 	c.fail(Violation{Name: StartViewNotAdopted, Liveness: true, Replicas: []uint8{r, d.from}, Ops: []uint64{d.op},
 		Detail: fmt.Sprintf("in %s, replica %d (%v in view %d) was given a StartView of view %d (head op %d) by its primary %d at %.6f s, did not go Normal in it, and moved to view %d (%v) of its own accord (no frame of that view reached it)",
 			groupName(g.id), r, g.status[r], g.view[r], d.view, d.op, d.from, float64(d.sinceN)/1e9, e.View, e.Status)})
@@ -926,6 +929,12 @@ func (c *Checker) checkAdopted(g *promiseGroup, r uint8, tickNs int64) {
 	// reach each other.
 	linkNs, linked := c.linkSince(r, d.from)
 	if !linked || c.nowNs-max(d.sinceN, c.quiet.startNs, linkNs) <= adoptGraceTicks*tickNs {
+		return
+	}
+	if op, missing := c.missingInCore(g, r, d.op); missing {
+		// Not owed while the core cannot carry r there (promises_catchup.go).
+		c.note("%s", missingNote(g, r, d, op))
+		g.svDue[r] = svDue{}
 		return
 	}
 	c.fail(Violation{Name: StartViewNotAdopted, Liveness: true, Replicas: []uint8{r, d.from}, Ops: []uint64{d.op},

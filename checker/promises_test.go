@@ -515,3 +515,61 @@ func TestNoDoViewChangeOfTwo(t *testing.T) {
 		wantPass(t, f)
 	}
 }
+
+// A StartView is owed only while the core can carry the replica to it: a
+// committed op above what the replica applied that no core replica holds
+// (no durable prepare of it, no durable checkpoint over it) excuses it, as
+// at VOPR seed 154 with -logout 0.1 (promises_catchup.go). The op held
+// anywhere in the core, or acknowledged by a core replica whose disk may
+// not lose it, keeps it owed.
+func TestStartViewNotAdoptedWhereTheCoreLacksAnOp(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		disk func(d *fakeDisks, p *prep)
+		want string
+	}{
+		{"missing in the core", func(d *fakeDisks, p *prep) {}, ""},
+		{"held by the primary's disk", func(d *fakeDisks, p *prep) {
+			d.held[slotKey{0, p.op()}] = p.x.Checksum
+		}, checker.StartViewNotAdopted},
+		{"held by the recovering replica's disk", func(d *fakeDisks, p *prep) {
+			d.held[slotKey{2, p.op()}] = p.x.Checksum
+		}, checker.StartViewNotAdopted},
+		{"under the primary's checkpoint", func(d *fakeDisks, p *prep) {
+			d.checkpoint[0] = p.op()
+		}, checker.StartViewNotAdopted},
+		{"acknowledged where no fault may reach", func(d *fakeDisks, p *prep) {
+			d.faultable[slotKey{0, p.op()}] = false
+		}, checker.StartViewNotAdopted},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, 3)
+			d := newFakeDisks()
+			d.checkpoint = map[uint8]uint64{}
+			f.c.SetDisks(d)
+			for r := range 3 {
+				f.status(uint8(r), vsr.StatusNormal, 0)
+			}
+			f.c.Quiet(f.tick(), []bool{true, true, true})
+			p := f.propose(f.register(f.client(0)))
+			// The primary acknowledged it durably and committed it; then a
+			// fault the atlas allows took its slot.
+			d.held[slotKey{0, p.op()}] = p.x.Checksum
+			f.group(0, vsr.Event{Kind: vsr.EventAcked, View: 0, Op: p.op(), Header: p.header})
+			f.commitPrep(0, p)
+			delete(d.held, slotKey{0, p.op()})
+			for r := range 3 {
+				d.faultable[slotKey{uint8(r), p.op()}] = true
+			}
+			tc.disk(d, p)
+			f.status(2, vsr.StatusRecovering, 0)
+			f.c.Delivered(f.tick(), 0, 2, startView(3, p))
+			f.after(3100)
+			if tc.want != "" {
+				wantViolation(t, f, tc.want)
+				return
+			}
+			wantPass(t, f)
+		})
+	}
+}
