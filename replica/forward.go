@@ -317,7 +317,7 @@ func (r *Replica) onForwardLogoutResult(h *wire.Header) {
 	case wire.ForwardLogoutOk:
 		r.probe("forwarded logout committed")
 		p.ok, p.commit = true, x.Commit
-		r.settleForwards()
+		r.settleForwards(r.metadata.CommitMin())
 		return
 	case wire.ForwardLogoutNotPrimary, wire.ForwardLogoutPipelineFull:
 		r.probe("forwarded logout not accepted: " + x.Outcome.String())
@@ -330,12 +330,16 @@ func (r *Replica) onForwardLogoutResult(h *wire.Header) {
 }
 
 // settleForwards answers the parked Logouts whose Ok arrived, whose op this
-// replica has committed, and that no committed Logout answered: the no-op
-// logouts of a session that was gone, with an empty success.
-func (r *Replica) settleForwards() {
+// replica has applied (through op applied), and that no committed Logout
+// answered: the no-op logouts of a session that was gone, with an empty
+// success. Commit passes the op it has just applied: vsr raises commit_min
+// to it only once Commit returns, so CommitMin there still names the op
+// below, and a no-op Ok at that commit would wait for the next op to
+// commit, or time out as TransientNotCommitted.
+func (r *Replica) settleForwards(applied uint64) {
 	for i := 0; i < len(r.fwd.parked); {
 		p := r.fwd.parked[i]
-		if p.kind != forwardLogout || !p.ok || p.commit > r.metadata.CommitMin() {
+		if p.kind != forwardLogout || !p.ok || p.commit > applied {
 			i++
 			continue
 		}

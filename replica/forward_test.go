@@ -345,6 +345,38 @@ func TestForwardLogout(t *testing.T) {
 	}
 }
 
+// TestForwardLogoutNoOpSettlesAtItsCommit: a no-op Logout's Ok names the
+// primary's commit N; the backup answers it with an empty success when it
+// applies op N. vsr calls Commit for op N while its commit_min is still
+// N-1, so judging by CommitMin there left the logout parked until op N+1
+// committed, or until the forward timed out as TransientNotCommitted (57)
+// though the logout had succeeded.
+func TestForwardLogoutNoOpSettlesAtItsCommit(t *testing.T) {
+	g := openFresh(t, 1)
+	h := wire.RequestHeader{Client: client(7), Session: 1, Request: 1, Operation: wire.OperationLogout}
+	g.r.ClientReceived(5, wire.BuildFrame(&h, nil))
+	x := wire.ForwardLogoutResultHeader{Prefix: wire.Prefix{Cluster: wire.ClusterID("test")}, Nonce: wire.U128{Hi: 1, Lo: 1},
+		Client: client(7), Commit: 1, Outcome: wire.ForwardLogoutOk}
+	g.r.Deliver(0, wire.BuildFrame(&x, nil))
+	if len(g.clients.sent) != 0 || len(g.r.fwd.parked) != 1 {
+		t.Fatalf("answered before this replica applied op 1 (%d answers, %d parked)", len(g.clients.sent), len(g.r.fwd.parked))
+	}
+	// Op 1, another client's login, is applied here as vsr's commit walk
+	// applies it: Commit runs before commit_min reaches the op.
+	p := wire.PrepareHeader{Prefix: wire.Prefix{Cluster: wire.ClusterID("test"), Command: wire.CommandPrepare},
+		Client: client(9), Op: 1, Operation: wire.OperationRegister, Group: wire.MetadataGroup}
+	g.r.Commit(wire.BuildFrame(&p, nil))
+	if g.r.Metadata().CommitMin() != 0 {
+		t.Fatalf("commit_min %d: the scripted apply is not vsr's order", g.r.Metadata().CommitMin())
+	}
+	if len(g.clients.sent) != 1 || g.clients.sent[0].conn != 5 || len(g.r.fwd.parked) != 0 {
+		t.Fatalf("%d answers, %d parked once op 1 was applied: want the logout answered on connection 5", len(g.clients.sent), len(g.r.fwd.parked))
+	}
+	if status, code := transientOf(t, g.clients.sent[0].frame); status != 0 || code != 0 {
+		t.Fatalf("status %d (body code %d), want an empty success", status, code)
+	}
+}
+
 // TestBackupDeniesALogoutBody: a Logout (or Register) whose body is not
 // empty is denied InvalidCommand by a backup, as the primary's Preflight
 // denies it, instead of being forwarded without its body and committed

@@ -49,7 +49,7 @@ func (r *Replica) Commit(frame []byte) {
 		}
 	}
 	if len(r.fwd.parked) > 0 {
-		r.settleForwards()
+		r.settleForwards(p.Op) // applied now; commit_min follows once Commit returns
 	}
 	r.maybeCheckpoint(&p)
 }
