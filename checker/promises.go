@@ -145,9 +145,11 @@ type promiseGroup struct {
 	quorums map[viewOp]quorumOf
 	// svDue[r]: the newest StartView r was given that it owes adopting
 	// (view 0: none); rsvInc[r]: the incarnation of r's last
-	// RequestStartView (a probe answer echoes it).
-	svDue  []svDue
-	rsvInc []wirespec.U128
+	// RequestStartView (a probe answer echoes it), and rsvLife[r] the life
+	// of r that sent it (promises_probe.go).
+	svDue   []svDue
+	rsvInc  []wirespec.U128
+	rsvLife []uint64
 	// durableView[r]: the view and log_view r's superblock was last seen
 	// to record (the metadata group only).
 	durableView    []uint32
@@ -379,7 +381,7 @@ func (c *Checker) promiseGroupOf(id uint64) *promiseGroup {
 		joinFrom: make([]uint8, n), joinCmd: make([]uint8, n),
 		svcFrom: map[viewReplica]uint64{}, svcQuorum: map[viewReplica]int64{}, voted: map[viewReplica]bool{},
 		withheld: map[viewReplica]bool{}, acked: map[viewReplica]ackedOp{}, ackDue: make([]ackDue, n), committed: make([]uint64, n), committedID: make([]wirespec.U128, n),
-		pipeline: make([]*pipelineOf, n), quorums: map[viewOp]quorumOf{}, svDue: make([]svDue, n), rsvInc: make([]wirespec.U128, n),
+		pipeline: make([]*pipelineOf, n), quorums: map[viewOp]quorumOf{}, svDue: make([]svDue, n), rsvInc: make([]wirespec.U128, n), rsvLife: make([]uint64, n),
 		durableView: make([]uint32, n), durableLogView: make([]uint32, n), told: make([]uint32, n),
 		commitDue: make([]commitDue, n), cpDue: make([]viewOp, n), cpAtNs: make([]int64, n), cpSeen: make([]uint64, n),
 		nextOp: make([]uint64, n), nextNs: make([]int64, n)}
@@ -636,7 +638,7 @@ func (c *Checker) promiseDelivered(from, to uint8, f []byte) {
 	case wirespec.RequestStartView:
 		g := c.promiseGroupOf(wirespec.U64(f, 128))
 		c.promises.lastGroup = g.id
-		g.rsvInc[from] = wirespec.Get128(f, wirespec.OffSVIncarnate)
+		g.rsvInc[from], g.rsvLife[from] = wirespec.Get128(f, wirespec.OffSVIncarnate), c.incarnations[from]
 	case wirespec.StartView:
 		g := c.promiseGroupOf(wirespec.U64(f, wirespec.OffVoteGroup))
 		c.promises.lastGroup = g.id
@@ -644,12 +646,13 @@ func (c *Checker) promiseDelivered(from, to uint8, f []byte) {
 		// Owed: a StartView of the view's primary with the view's log (an
 		// empty body cannot anchor a log above the replica's commit: it
 		// asks again), not a
-		// probe answer to another incarnation (the narrow guard of
-		// consensus.md correction 6 may refuse it).
+		// probe answer to another incarnation, or to a probe of an
+		// earlier life (the narrow guard of consensus.md correction 6
+		// may refuse it: promises_probe.go).
 		inc := wirespec.Get128(f, wirespec.OffSVIncarnate)
 		op := wirespec.U64(f, wirespec.OffVoteOp)
 		if !quiet || int(view)%c.replicas != int(from) || len(f) <= wirespec.HeaderSize && op > g.committed[to] ||
-			!inc.IsZero() && inc != g.rsvInc[to] || !c.current(g, to) || g.view[to] > view ||
+			!c.probeAnswerOwed(g, to, inc) || !c.current(g, to) || g.view[to] > view ||
 			g.view[to] == view && g.status[to] == vsr.StatusNormal || g.svDue[to].view >= view {
 			return
 		}

@@ -573,3 +573,70 @@ func TestStartViewNotAdoptedWhereTheCoreLacksAnOp(t *testing.T) {
 		})
 	}
 }
+
+// A probe's answer is owed only to the life that probed (promises_probe.go):
+// an answer echoing an earlier life's incarnation, replayed on the
+// restarted replica's new connection by the stale-answer nemesis, owes
+// nothing, whether the new life's own probe reached the primary or not
+// (VOPR seed 3328441306 with -replicas 2 -view-change-faults=true: replica
+// 0 ignored it, "stale StartView ignored", and elected itself). The answer
+// to the present life's probe, or an unsolicited one, stays owed.
+func TestStartViewNotAdoptedOnlyByTheLifeThatProbed(t *testing.T) {
+	earlier := wire.U128{Lo: 0x1111, Hi: 1}
+	present := wire.U128{Lo: 0x2223, Hi: 2}
+	for _, tc := range []struct {
+		name     string
+		restarts bool      // replica 2 crashes and restarts after its first probe
+		reprobes bool      // its present life's probe reaches the primary
+		answer   wire.U128 // the incarnation the StartView echoes
+		elects   bool      // it elects itself after (else it stays)
+		want     string
+	}{
+		{"an earlier life's answer replayed, then an election", true, false, earlier, true, ""},
+		{"an earlier life's answer replayed, then it stays", true, false, earlier, false, ""},
+		{"an earlier life's answer after the present life probed", true, true, earlier, true, ""},
+		{"the present life's answer, then an election", true, true, present, true, checker.StartViewNotAdopted},
+		{"the present life's answer, then it stays", true, true, present, false, checker.StartViewNotAdopted},
+		{"the answer to its probe, no restart", false, false, earlier, true, checker.StartViewNotAdopted},
+		{"an unsolicited StartView after a restart", true, false, wire.U128{}, true, checker.StartViewNotAdopted},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := quietNormal(t, 3)
+			p := f.propose(f.register(f.client(0)))
+			f.status(2, vsr.StatusRecovering, 0)
+			f.c.Delivered(f.tick(), 2, 0, requestStartView(0, 2, earlier))
+			if tc.restarts {
+				f.crash(2)
+				f.status(2, vsr.StatusRecovering, 0)
+			}
+			if tc.reprobes {
+				f.c.Delivered(f.tick(), 2, 0, requestStartView(0, 2, present))
+			}
+			f.c.Delivered(f.tick(), 0, 2, startViewFor(3, p, tc.answer))
+			f.after(10)
+			if tc.elects {
+				f.status(2, vsr.StatusViewChange, 4)
+			}
+			f.after(3100)
+			if tc.want != "" {
+				wantViolation(t, f, tc.want)
+				return
+			}
+			wantPass(t, f)
+		})
+	}
+}
+
+// requestStartView is replica r's probe of view with its boot's
+// incarnation.
+func requestStartView(view uint32, r uint8, inc wire.U128) []byte {
+	x := wire.RequestStartViewHeader{Prefix: wire.Prefix{View: view, Replica: r}, Group: wire.MetadataGroup, Incarnation: inc}
+	return wire.BuildFrame(&x, nil)
+}
+
+// startViewFor is view's StartView from its primary with p's header,
+// answering the probe of incarnation inc (zero: unsolicited).
+func startViewFor(view uint32, p *prep, inc wire.U128) []byte {
+	x := wire.StartViewHeader{Prefix: wire.Prefix{View: view, Replica: uint8(view % 3)}, Op: p.op(), Group: wire.MetadataGroup, Incarnation: inc}
+	return wire.BuildFrame(&x, wire.EncodeSuffix([]wire.Header{p.header}))
+}
