@@ -110,6 +110,9 @@ type Checker struct {
 	table *tableModel
 	// incarnations: per replica, the crashes so far.
 	incarnations []uint64
+	// formattedIn: per replica, 1 + the incarnation its last format
+	// completed in (0: none seen); journalrecovery.go.
+	formattedIn []uint64
 	// promises: the quiet cluster's consensus promises, by group
 	// (promises.go).
 	promises promiseBook

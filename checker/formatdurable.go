@@ -22,6 +22,7 @@ const FormatNotDurable = "format done before durable"
 // it.
 func (c *Checker) Formatted(nowNs int64, r uint8) {
 	c.nowNs = nowNs
+	c.formatDone(r)
 	if c.art.src == nil || c.violation != nil {
 		return
 	}

@@ -25,16 +25,72 @@ func nackableReport() replica.JournalReport {
 // fault model touched).
 func journalVerdict(t *testing.T, jr replica.JournalReport, edit func(f *fakeImages)) *checker.Violation {
 	t.Helper()
+	return journalVerdictAfter(t, jr, edit, func(c *checker.Checker) { c.Crashed(1) })
+}
+
+// journalVerdictAfter is journalVerdict with the history before the
+// report: what history tells the checker of replica 1 (crashes, formats
+// completed), on the formatted image before edit changes it.
+func journalVerdictAfter(t *testing.T, jr replica.JournalReport, edit func(f *fakeImages), history func(c *checker.Checker)) *checker.Violation {
+	t.Helper()
 	f := newFakeImages(3)
 	formatImage(t, f, 1)
+	c := checker.New(3)
+	c.SetArtifacts(f)
+	history(c)
 	if edit != nil {
 		edit(f)
 	}
-	c := checker.New(3)
-	c.SetArtifacts(f)
-	c.Crashed(1)
 	c.Replica(1000, replica.Event{Kind: replica.EventJournalRecovered, Replica: 1, Journal: jr})
 	return c.Violation()
+}
+
+// TestJournalRecoveryFreshBoot: the boot right after a format completed
+// is fresh, whatever crashes cut earlier formats (VOPR seeds 970678049
+// and 2668062079 -logout 0.1: a replica crashed while formatting, was
+// formatted again at its restart, and read a slot damaged at that first
+// boot; its log rightly starts from head 0), and only that boot: a crash
+// after the format completed makes the next boot a restart, whose head
+// runs through the unknown op above head op 0.
+func TestJournalRecoveryFreshBoot(t *testing.T) {
+	damage := func(f *fakeImages) {
+		_, prepare, _ := f.Geometry(1).SlotSectors(1)
+		delete(f.sectors[1], prepare)
+	}
+	torn1 := nackableReport()
+	torn1.Knowledge[0] = "unknown"
+	torn1Head := torn1
+	torn1Head.Head = 1
+	formatCutThenFormatted := func(c *checker.Checker) {
+		c.Crashed(1) // during its first format
+		c.Crashed(1) // during the second, at the restart
+		c.Formatted(900, 1)
+	}
+	formattedThenCrashed := func(c *checker.Checker) {
+		c.Formatted(900, 1)
+		c.Crashed(1)
+	}
+	for _, tc := range []struct {
+		name    string
+		jr      replica.JournalReport
+		history func(c *checker.Checker)
+		bad     bool
+	}{
+		{"fresh after crash-cut formats, head 0", torn1, formatCutThenFormatted, false},
+		{"fresh after crash-cut formats, head through damage", torn1Head, formatCutThenFormatted, true},
+		{"fresh, never crashed, head 0", torn1, func(c *checker.Checker) { c.Formatted(900, 1) }, false},
+		{"fresh, never crashed, head through damage", torn1Head, func(c *checker.Checker) { c.Formatted(900, 1) }, true},
+		{"crashed after its format, head 0", torn1, formattedThenCrashed, true},
+		{"crashed after its format, head through the unknown op", torn1Head, formattedThenCrashed, false},
+	} {
+		v := journalVerdictAfter(t, tc.jr, damage, tc.history)
+		switch {
+		case tc.bad && (v == nil || v.Name != checker.JournalMisread):
+			t.Errorf("%s: violation %v, want %q", tc.name, v, checker.JournalMisread)
+		case !tc.bad && v != nil:
+			t.Errorf("%s: %v", tc.name, v)
+		}
+	}
 }
 
 // TestJournalRecoveryReadsTheDisk: a restart's journal recovery must
