@@ -105,9 +105,14 @@ func (c *Checker) quietOwnAck(r uint8, g vsr.Event) {
 }
 
 // Delivered tells the checker a frame reached replica to from replica
-// from (before to handles it).
+// from (before to handles it). A frame the receiver must refuse (wire.md's
+// receiver rules: a bit the network flipped in its size or under its seal)
+// told the replica nothing: counting it would hold a primary to a quorum it
+// never heard (VOPR seed 3115656313: the PrepareOk that made op 12's
+// quorum arrived with its size flipped, and the replica closed the
+// connection on it).
 func (c *Checker) Delivered(nowNs int64, from, to uint8, frame []byte) {
-	if c.violation != nil || len(frame) < wire.HeaderSize {
+	if c.violation != nil || len(frame) < wire.HeaderSize || c.receiverRefuses(frame) {
 		return
 	}
 	c.nowNs = nowNs

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/iggy-vopr/vopr/checker"
+	"github.com/iggy-vopr/vopr/checker/wirespec"
 	"github.com/iggy-vopr/vopr/replica"
 	"github.com/iggy-vopr/vopr/replica/vsr"
 	"github.com/iggy-vopr/vopr/replica/wire"
@@ -199,6 +200,32 @@ func TestQuorumBeforeQuietNotCommitted(t *testing.T) {
 		f.c.Quiet(f.tick(), []bool{true, true, true})
 		f.after(60)
 		if bad {
+			wantViolation(t, f, checker.QuorumNotCommitted)
+			continue
+		}
+		wantPass(t, f)
+	}
+}
+
+// A PrepareOk the receiver refuses (a bit flipped in its size, which closes
+// the connection: VOPR seed 3115656313) makes no quorum: the primary that
+// never heard it owes no commit; the intact one does.
+func TestRefusedAckMakesNoQuorum(t *testing.T) {
+	for _, flipped := range []bool{false, true} {
+		f := newFake(t, 3)
+		for r := range 3 {
+			f.status(uint8(r), vsr.StatusNormal, 0)
+		}
+		p := f.propose(f.register(f.client(0)))
+		f.group(0, vsr.Event{Kind: vsr.EventAcked, View: 0, Op: p.op(), Header: p.header})
+		ok := prepareOk(0, 1, p)
+		if flipped {
+			ok[wirespec.OffSize+1] ^= 1 << 1 // size 256 + 512
+		}
+		f.c.Delivered(f.tick(), 1, 0, ok)
+		f.c.Quiet(f.tick(), []bool{true, true, true})
+		f.after(60)
+		if !flipped {
 			wantViolation(t, f, checker.QuorumNotCommitted)
 			continue
 		}

@@ -101,6 +101,17 @@ type refusalState struct {
 // SetFrameSizeMax tells the checker the replicas' max_message_size.
 func (c *Checker) SetFrameSizeMax(n uint32) { c.refusals.frameSizeMax = n }
 
+// receiverRefuses reports whether wire.md's receiver rules refuse frame
+// from a peer. Before SetFrameSizeMax (a checker fed by hand) no size is
+// above the maximum.
+func (c *Checker) receiverRefuses(frame []byte) bool {
+	sizeMax := c.refusals.frameSizeMax
+	if sizeMax == 0 {
+		sizeMax = ^uint32(0)
+	}
+	return wirespec.Receive(frame, c.replicas, sizeMax) != nil
+}
+
 // wireRules: the wire codec's rule for each receiver rule of wirespec, or
 // bus names the bus's own rule that refuses it.
 var wireRules = map[string]struct {
