@@ -146,30 +146,8 @@ type OffsetRequest struct {
 func DecodeOffsetRequest(body []byte, store bool) (OffsetRequest, error) {
 	r := &reader{what: "consumer offset", b: body}
 	var q OffsetRequest
-	at := r.at
-	kind, err := r.u8()
-	if err != nil {
-		return q, err
-	}
-	if kind != consumerSingle && kind != consumerGroup {
-		return q, bodyErr(r.what, at, "consumer kind %d", kind)
-	}
-	q.consumerKind = kind
-	if _, err := r.identifier(); err != nil {
-		return q, err
-	}
-	if q.stream, err = r.identifier(); err != nil {
-		return q, err
-	}
-	if q.topic, err = r.identifier(); err != nil {
-		return q, err
-	}
-	flag, err := r.u8()
-	if err != nil {
-		return q, err
-	}
-	q.hasPartition = flag == 1
-	if q.partition, err = r.u32(); err != nil {
+	var err error
+	if q.consumerKind, q.Target, err = r.consumerTarget(); err != nil {
 		return q, err
 	}
 	if store {
@@ -177,7 +155,7 @@ func DecodeOffsetRequest(body []byte, store bool) (OffsetRequest, error) {
 			return q, err
 		}
 	}
-	at = r.at
+	at := r.at
 	ack, err := r.u8()
 	if err != nil {
 		return q, err
@@ -187,6 +165,38 @@ func DecodeOffsetRequest(body []byte, store bool) (OffsetRequest, error) {
 	}
 	q.Quorum = ack == ackQuorum
 	return q, r.done()
+}
+
+// consumerTarget reads what a consumer offset request and a poll begin
+// with (5.26-5.28): a consumer (1.3: kind 1 or 2, an identifier),
+// stream_id, topic_id and the optional partition (1.4: a flag, then a
+// u32 read whatever the flag; hasPartition when the flag is 1).
+func (r *reader) consumerTarget() (kind uint8, t Target, err error) {
+	at := r.at
+	if kind, err = r.u8(); err != nil {
+		return 0, t, err
+	}
+	if kind != consumerSingle && kind != consumerGroup {
+		return 0, t, bodyErr(r.what, at, "consumer kind %d", kind)
+	}
+	if _, err = r.identifier(); err != nil {
+		return 0, t, err
+	}
+	if t.stream, err = r.identifier(); err != nil {
+		return 0, t, err
+	}
+	if t.topic, err = r.identifier(); err != nil {
+		return 0, t, err
+	}
+	flag, err := r.u8()
+	if err != nil {
+		return 0, t, err
+	}
+	t.hasPartition = flag == 1
+	if t.partition, err = r.u32(); err != nil {
+		return 0, t, err
+	}
+	return kind, t, nil
 }
 
 // Admissible reports why a decoded consumer offset request is refused with
@@ -260,36 +270,15 @@ type Poll struct {
 func DecodePoll(body []byte) (Poll, error) {
 	r := &reader{what: "PollMessages", b: body}
 	var q Poll
-	at := r.at
-	kind, err := r.u8()
-	if err != nil {
+	var err error
+	if q.consumerKind, q.Target, err = r.consumerTarget(); err != nil {
 		return q, err
 	}
-	if kind != consumerSingle && kind != consumerGroup {
-		return q, bodyErr(r.what, at, "consumer kind %d", kind)
-	}
-	q.consumerKind = kind
-	if _, err := r.identifier(); err != nil {
-		return q, err
-	}
-	if q.stream, err = r.identifier(); err != nil {
-		return q, err
-	}
-	if q.topic, err = r.identifier(); err != nil {
-		return q, err
-	}
-	flag, err := r.u8()
-	if err != nil {
-		return q, err
-	}
-	if q.partition, err = r.u32(); err != nil {
-		return q, err
-	}
-	q.hasPartition = true // a poll names partition 0 when it names none
-	if flag != 1 {
+	if !q.hasPartition {
 		q.partition = 0
 	}
-	at = r.at
+	q.hasPartition = true // a poll names partition 0 when it names none
+	at := r.at
 	strategy, err := r.u8()
 	if err != nil {
 		return q, err
