@@ -9,7 +9,6 @@ import (
 	"github.com/iggy-vopr/vopr/checker"
 	"github.com/iggy-vopr/vopr/replica"
 	"github.com/iggy-vopr/vopr/replica/metadata"
-	"github.com/iggy-vopr/vopr/replica/vsr"
 	"github.com/iggy-vopr/vopr/replica/wire"
 )
 
@@ -48,24 +47,7 @@ func ict2Of(es []tableEntryOf, rings map[wire.U128][][]byte) []byte {
 // ICT2.
 func TestClientTableArtifactAgainstTheModel(t *testing.T) {
 	run := func(edit func(f *fakeCluster, es []tableEntryOf) []byte) *fakeCluster {
-		f := newFake(t, 3)
-		f.c.SetCheckpointInterval(4)
-		f.c.SetClientTableCapacity(4)
-		f.status(0, vsr.StatusNormal, 0)
-		cls := []*fakeClient{f.client(0), f.client(1)}
-		for _, cl := range cls {
-			f.do(f.register(cl))
-		}
-		f.do(f.invoke(cls[0], createStream("a")))
-		f.do(f.invoke(cls[1], createTopic("a", "t", 2)))
-		st := metadata.NewState()
-		for _, p := range f.log[:4] {
-			st.Apply(p.x, p.body)
-		}
-		es := []tableEntryOf{
-			{client: cls[0].id, epoch: 1, watermark: 1, reply: f.log[2].reply},
-			{client: cls[1].id, epoch: 2, watermark: 1, reply: f.log[3].reply},
-		}
+		f, st, es := twoSessionCheckpoint(t)
 		payload := st.EncodeSnapshot(metadata.SnapshotMeta{CreatedAt: f.log[3].x.Timestamp, SequenceNumber: 4,
 			ClientTable: clientTableOf(t, 4, es...)})
 		f.c.Replica(f.tick(), replica.Event{Kind: replica.EventCheckpoint, Replica: 1, Op: 4, Frame: payload,

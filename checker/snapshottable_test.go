@@ -60,24 +60,7 @@ func clientTableOf(t *testing.T, capacity uint32, es ...tableEntryOf) []byte {
 // every replica encodes alike, wrongly, is no longer taken on trust).
 func TestSnapshotClientTableAgainstTheModel(t *testing.T) {
 	run := func(edit func(f *fakeCluster, es []tableEntryOf) []tableEntryOf) *fakeCluster {
-		f := newFake(t, 3)
-		f.c.SetCheckpointInterval(4)
-		f.c.SetClientTableCapacity(4)
-		f.status(0, vsr.StatusNormal, 0)
-		cls := []*fakeClient{f.client(0), f.client(1)}
-		for _, cl := range cls {
-			f.do(f.register(cl))
-		}
-		f.do(f.invoke(cls[0], createStream("a")))
-		f.do(f.invoke(cls[1], createTopic("a", "t", 2)))
-		st := metadata.NewState()
-		for _, p := range f.log[:4] {
-			st.Apply(p.x, p.body)
-		}
-		es := []tableEntryOf{
-			{client: cls[0].id, epoch: 1, watermark: 1, reply: f.log[2].reply},
-			{client: cls[1].id, epoch: 2, watermark: 1, reply: f.log[3].reply},
-		}
+		f, st, es := twoSessionCheckpoint(t)
 		es = edit(f, es)
 		payload := st.EncodeSnapshot(metadata.SnapshotMeta{CreatedAt: f.log[3].x.Timestamp, SequenceNumber: 4,
 			ClientTable: clientTableOf(t, 4, es...)})
@@ -94,5 +77,30 @@ func TestSnapshotClientTableAgainstTheModel(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			wantViolation(t, run(edit), checker.SnapshotWrong)
 		})
+	}
+}
+
+// twoSessionCheckpoint: two registers, a stream and a topic of two
+// partitions (ops 1-4), checkpoint interval 4 and a client table of 4
+// slots; it returns the cluster, the state applied through op 4 and the
+// model's two sessions at op 4 (the client table a checkpoint must hold).
+func twoSessionCheckpoint(t *testing.T) (*fakeCluster, *metadata.State, []tableEntryOf) {
+	f := newFake(t, 3)
+	f.c.SetCheckpointInterval(4)
+	f.c.SetClientTableCapacity(4)
+	f.status(0, vsr.StatusNormal, 0)
+	cls := []*fakeClient{f.client(0), f.client(1)}
+	for _, cl := range cls {
+		f.do(f.register(cl))
+	}
+	f.do(f.invoke(cls[0], createStream("a")))
+	f.do(f.invoke(cls[1], createTopic("a", "t", 2)))
+	st := metadata.NewState()
+	for _, p := range f.log[:4] {
+		st.Apply(p.x, p.body)
+	}
+	return f, st, []tableEntryOf{
+		{client: cls[0].id, epoch: 1, watermark: 1, reply: f.log[2].reply},
+		{client: cls[1].id, epoch: 2, watermark: 1, reply: f.log[3].reply},
 	}
 }
