@@ -339,14 +339,8 @@ func TestCommitNotFollowed(t *testing.T) {
 // is named.
 func TestCheckpointNotRecorded(t *testing.T) {
 	for _, recorded := range []bool{false, true} {
-		f := newFake(t, 3)
-		d := newFakeDisks()
-		d.checkpoint = map[uint8]uint64{}
-		f.c.SetDisks(d)
+		f, d := normalWithDisks(t)
 		f.c.SetCheckpointInterval(1)
-		for r := range 3 {
-			f.status(uint8(r), vsr.StatusNormal, 0)
-		}
 		f.c.Quiet(f.tick(), []bool{true, true, true})
 		p := f.propose(f.register(f.client(0)))
 		f.commitPrep(0, p)
@@ -495,14 +489,8 @@ func TestNoDoViewChangeOnceConnected(t *testing.T) {
 // named 210 s on while its core could not yet finish a view change).
 func TestCheckpointOwedByItsLife(t *testing.T) {
 	for _, appliesAgain := range []bool{false, true} {
-		f := newFake(t, 3)
-		d := newFakeDisks()
-		d.checkpoint = map[uint8]uint64{}
-		f.c.SetDisks(d)
+		f, _ := normalWithDisks(t)
 		f.c.SetCheckpointInterval(1)
-		for r := range 3 {
-			f.status(uint8(r), vsr.StatusNormal, 0)
-		}
 		p := f.propose(f.register(f.client(0)))
 		f.commitPrep(0, p)
 		f.crash(0) // before its checkpoint
@@ -570,13 +558,7 @@ func TestStartViewNotAdoptedWhereTheCoreLacksAnOp(t *testing.T) {
 		}, checker.StartViewNotAdopted},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFake(t, 3)
-			d := newFakeDisks()
-			d.checkpoint = map[uint8]uint64{}
-			f.c.SetDisks(d)
-			for r := range 3 {
-				f.status(uint8(r), vsr.StatusNormal, 0)
-			}
+			f, d := normalWithDisks(t)
 			f.c.Quiet(f.tick(), []bool{true, true, true})
 			p := f.propose(f.register(f.client(0)))
 			// The primary acknowledged it durably and committed it; then a
@@ -666,4 +648,17 @@ func requestStartView(view uint32, r uint8, inc wire.U128) []byte {
 func startViewFor(view uint32, p *prep, inc wire.U128) []byte {
 	x := wire.StartViewHeader{Prefix: wire.Prefix{View: view, Replica: uint8(view % 3)}, Op: p.op(), Group: wire.MetadataGroup, Incarnation: inc}
 	return wire.BuildFrame(&x, wire.EncodeSuffix([]wire.Header{p.header}))
+}
+
+// normalWithDisks: three replicas Normal in view 0 over fake disks that
+// record checkpoints, for the promises that read the disks.
+func normalWithDisks(t *testing.T) (*fakeCluster, *fakeDisks) {
+	f := newFake(t, 3)
+	d := newFakeDisks()
+	d.checkpoint = map[uint8]uint64{}
+	f.c.SetDisks(d)
+	for r := range 3 {
+		f.status(uint8(r), vsr.StatusNormal, 0)
+	}
+	return f, d
 }
