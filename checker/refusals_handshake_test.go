@@ -64,13 +64,7 @@ func TestHandshakeRefusals(t *testing.T) {
 	} {
 		c := refusalsChecker()
 		c.HandshakeFrame(1, 0, 2, tc.frame, true, tc.r)
-		v := c.Violation()
-		switch {
-		case tc.want == "" && v != nil:
-			t.Errorf("%s: %v", tc.name, v)
-		case tc.want != "" && (v == nil || v.Name != tc.want):
-			t.Errorf("%s: %v, want %q", tc.name, v, tc.want)
-		}
+		wantNamed(t, tc.name, c.Violation(), tc.want)
 	}
 }
 
@@ -115,12 +109,6 @@ func TestHandshakeMACs(t *testing.T) {
 		r := tc.r
 		r.Conn, r.SenderSecret = 9, []byte(secret)
 		c.HandshakeFrame(2, 2, 0, challenge(tc.key), tc.injected, r)
-		v := c.Violation()
-		switch {
-		case tc.want == "" && v != nil:
-			t.Errorf("%s: %v", tc.name, v)
-		case tc.want != "" && (v == nil || v.Name != tc.want):
-			t.Errorf("%s: %v, want %q", tc.name, v, tc.want)
-		}
+		wantNamed(t, tc.name, c.Violation(), tc.want)
 	}
 }

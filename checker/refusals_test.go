@@ -64,13 +64,7 @@ func TestRefusals(t *testing.T) {
 	} {
 		c := refusalsChecker()
 		c.PeerFrame(1, 0, 1, tc.frame, tc.injected, tc.r)
-		v := c.Violation()
-		switch {
-		case tc.want == "" && v != nil:
-			t.Errorf("%s: %v", tc.name, v)
-		case tc.want != "" && (v == nil || v.Name != tc.want):
-			t.Errorf("%s: %v, want %q", tc.name, v, tc.want)
-		}
+		wantNamed(t, tc.name, c.Violation(), tc.want)
 	}
 }
 
@@ -100,13 +94,7 @@ func TestVoidFramesAndPanics(t *testing.T) {
 		c := refusalsChecker()
 		c.Injecting(0, 1, chunk)
 		c.PeerFrame(1, 0, 1, chunk, true, tc.r)
-		v := c.Violation()
-		switch {
-		case tc.want == "" && v != nil:
-			t.Errorf("%s: %v", tc.name, v)
-		case tc.want != "" && (v == nil || v.Name != tc.want):
-			t.Errorf("%s: %v, want %q", tc.name, v, tc.want)
-		}
+		wantNamed(t, tc.name, c.Violation(), tc.want)
 	}
 	c := refusalsChecker()
 	c.PeerFramePanicked(1, 0, 1, goodCommit(), nil, "boom")
@@ -116,5 +104,17 @@ func TestVoidFramesAndPanics(t *testing.T) {
 	c.PeerFramePanicked(1, 0, 1, fromOpZero(), nil, "boom")
 	if v := c.Violation(); v == nil || v.Name != checker.FrameCrashed {
 		t.Fatalf("a panic on from_op 0: %v", v)
+	}
+}
+
+// wantNamed fails the test case name unless v is the violation want names
+// (none where want is empty).
+func wantNamed(t *testing.T, name string, v *checker.Violation, want string) {
+	t.Helper()
+	switch {
+	case want == "" && v != nil:
+		t.Errorf("%s: %v", name, v)
+	case want != "" && (v == nil || v.Name != want):
+		t.Errorf("%s: %v, want %q", name, v, want)
 	}
 }
