@@ -100,6 +100,7 @@ func ProbeCatalogue() []Probe {
 		{Name: "queued request dropped: the plane refused to stamp it", Meaning: "a partition primary dropped a queued send it could not stamp", Scenario: famSends},
 		{Name: "repair: the primary cannot vouch for ops an install skipped", Meaning: "a primary whose journal below its installed op may hold stale prepares answered RangeEvicted for them", Scenario: famRing},
 		{Name: "repair answered with RangeEvicted", Meaning: "a repair request met a peer's retained floor", Scenario: famRing},
+		{Name: "repair asks the primary below a stretch nobody served", Meaning: "a backup's repair rotation asked its primary for the lowest ops it cannot vouch for, below a stretch no peer served", Scenario: famCrash},
 		{Name: "repair re-requested", Meaning: "a repair made no progress and was asked again", Scenario: famPartition},
 		{Name: "repair served", Meaning: "a replica answered a repair request", Scenario: famAny},
 		{Name: "repaired prepare checked by the hash chain", Meaning: "a repaired prepare's identity came from the chain, not a canonical header", Scenario: famStorage},

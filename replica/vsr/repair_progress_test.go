@@ -132,3 +132,41 @@ func TestRepairRotationReachesTheOtherPeer(t *testing.T) {
 		t.Fatalf("r2 asked %v before it repaired op 2 from r1, the only peer holding it (probes %v)", asked, c.probes)
 	}
 }
+
+// TestRepairAsksThePrimaryBelowAStretchNobodyServes scripts VOPR seed
+// 3115659328: a backup restarts holding ops 1..3 and 5 but not 4, so it can
+// vouch for none of them (the chain from 5 breaks at its hole). The only
+// replica that still holds op 4 is cut off, and the primary lost its body
+// after committing it. Asking only for the stretch that ends at the highest
+// op of known identity (4) asks forever what no reachable replica serves,
+// while the primary would serve the committed 1..3 below it: one round of
+// every rotation now asks the primary from the bottom.
+func TestRepairAsksThePrimaryBelowAStretchNobodyServes(t *testing.T) {
+	c := newCluster(t, 3, 33)
+	r0, r2 := c.replicas[0], c.replicas[2]
+	commitEverywhere(t, c, 1, 5)
+	delete(r0.journal.frames, 4)
+	delete(r0.journal.durable, 4)
+	r2.crash()
+	delete(r2.journal.frames, 4)
+	delete(r2.journal.durable, 4)
+	r2.journal.durableState.CommitMax = 5
+	r2.start(false)
+	c.isolate(1)
+	asked := map[uint8]int{}
+	c.observe = func(m message) {
+		if m.from == 2 && wire.HeaderOf(m.frame).Command() == wire.CommandRequestPrepares {
+			asked[m.to]++
+		}
+	}
+	if !c.runUntil(400_000, func() bool { return r2.group.CommitMin() >= 3 }) {
+		c.dump()
+		t.Fatalf("r2 never committed the ops below its hole that its primary serves (asked %v, probes %v)", asked, c.probes)
+	}
+	if c.probes["repair asks the primary below a stretch nobody served"] == 0 {
+		t.Fatalf("r2 committed ops 1..3 without asking the primary from the bottom (asked %v)", asked)
+	}
+	if r2.group.CommitMin() != 3 {
+		t.Fatalf("r2 committed op %d, past the hole at op 4 that nobody reachable holds", r2.group.CommitMin())
+	}
+}
