@@ -91,19 +91,26 @@ func TestOffsetsMisreadAtRecovery(t *testing.T) {
 		torn      int
 		fault     bool
 		want      string
+		twice     bool // record 3 holds a misdirected copy of consumer 7 beside record 0's
 	}{
-		{"as held", []wire.OffsetEntry{{ID: 7, Offset: 5}}, 0, false, ""},
-		{"a deleted one recovered", []wire.OffsetEntry{{ID: 7, Offset: 5}, {ID: 8}}, 0, false, checker.OffsetsMisread},
-		{"a held one lost", nil, 0, false, checker.OffsetsMisread},
-		{"another group's taken", []wire.OffsetEntry{{ID: 7, Offset: 5}, {ID: 9, Offset: 3}}, 0, false, checker.OffsetsMisread},
-		{"a torn record nobody tore", []wire.OffsetEntry{{ID: 7, Offset: 5}}, 1, false, checker.OffsetsMisread},
-		{"a faulted record may read otherwise", []wire.OffsetEntry{{ID: 7, Offset: 5}, {ID: 8, Offset: 1}}, 1, true, ""},
+		{"as held", []wire.OffsetEntry{{ID: 7, Offset: 5}}, 0, false, "", false},
+		{"a deleted one recovered", []wire.OffsetEntry{{ID: 7, Offset: 5}, {ID: 8}}, 0, false, checker.OffsetsMisread, false},
+		{"a held one lost", nil, 0, false, checker.OffsetsMisread, false},
+		{"another group's taken", []wire.OffsetEntry{{ID: 7, Offset: 5}, {ID: 9, Offset: 3}}, 0, false, checker.OffsetsMisread, false},
+		{"a torn record nobody tore", []wire.OffsetEntry{{ID: 7, Offset: 5}}, 1, false, checker.OffsetsMisread, false},
+		{"a faulted record may read otherwise", []wire.OffsetEntry{{ID: 7, Offset: 5}, {ID: 8, Offset: 1}}, 1, true, "", false},
+		{"a faulted second record of a consumer read", []wire.OffsetEntry{{ID: 7, Offset: 6}}, 1, true, "", true},
+		{"a value no record holds", []wire.OffsetEntry{{ID: 7, Offset: 4}}, 1, true, checker.OffsetsMisread, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := &offsetRecords{partitionHistory: newPartitionHistory(t), img: newFakeImages(3)}
 			o.c.SetArtifacts(o.img)
 			setup(o)
 			o.img.faulted[1][imgOffsetsFirst+18] = tc.fault // record 1 of slot 1, copy 0
+			if tc.twice {
+				o.img.offsetRecord(1, 1, 3, 0, testGroup, 7, 6, false, 2)
+				o.img.faulted[1][imgOffsetsFirst+22] = tc.fault // record 3 of slot 1, copy 0
+			}
 			o.event(replica.EventOffsetsRecovered, replica.DiskReport{Slot: 1, Offsets: tc.recovered, Torn: tc.torn})
 			o.want(tc.want)
 		})
