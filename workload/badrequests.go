@@ -165,6 +165,15 @@ var humantimeEdges = []string{"0", "0s", "00", "05m", "0h 5m", "007ms", "10s", "
 	"4294967295s", "4294967296s", "136y", "18446744073709551615s", "18446744073709551616s", "99999999999999999999ns",
 	"1e3s", "-1s", "+1s", "1s-", "", "s", "1", "never_expire", "unlimited", "server_default", "Default", "1 h 2 m", "1hh"}
 
+// humantimeFractionWraps are fractions whose product with their unit
+// overflows a u64 and wraps to an exact multiple of their denominator
+// (2^64 mod 10^k is not 0, so such numerators exist): a parser that checks
+// the overflow only together with the remainder takes each for one second
+// instead of refusing it. One per branch of the fraction's scaling: below a
+// second (nanoseconds), below an hour (seconds in nanoseconds), from the
+// hour up (seconds).
+var humantimeFractionWraps = []string{"0.288230376151711744ms", "0.036028797018963968s", "0.256482556579299328h"}
+
 // humantime draws a duration text: an edge, or terms from the grammar
 // (right or wrong).
 func (b *BadMix) humantime() string {
@@ -203,6 +212,9 @@ func (b *BadMix) humantime() string {
 // below 2.05e19, where a check off by a little lets the product wrap to a
 // small, valid duration.
 func (b *BadMix) humantimeOverflow() string {
+	if b.rng.IntN(3) == 0 {
+		return humantimeFractionWraps[b.rng.IntN(len(humantimeFractionWraps))]
+	}
 	const first = math.MaxUint64/10 + 1 // the least 19-digit prefix whose tenfold overflows
 	prefix, digit := first+b.rng.Uint64N(first/9), b.rng.IntN(10)
 	if b.rng.IntN(4) == 0 {

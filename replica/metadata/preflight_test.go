@@ -212,7 +212,10 @@ func TestHumantime(t *testing.T) {
 		}
 	}
 	for _, in := range []string{"", " ", "100", "h", "1x", "1h,", "-1s", "18446744073709551616s", "600000000000000000y", "1s 2",
-		"1.h", ".5s", "1.5ns", "1.33333h", "0.0000000001s", "1.5", "1.2.3s", "00", "20000000000000000us"} {
+		"1.h", ".5s", "1.5ns", "1.33333h", "0.0000000001s", "1.5", "1.2.3s", "00", "20000000000000000us",
+		// Fractions whose product with the unit wraps a u64 to an exact
+		// multiple of the denominator: one per branch of the scaling.
+		"0.288230376151711744ms", "0.036028797018963968s", "0.256482556579299328h"} {
 		if s, n, good := parseHumantime(in); good {
 			t.Errorf("parseHumantime(%q) = %d s %d ns, want a failure", in, s, n)
 		}
