@@ -39,8 +39,14 @@
 //   - a consistent slice: its records are consecutive batches of one
 //     partition, with no gap between them (else "poll skip"), and the current
 //     offset it reports is at least the last offset it returns;
+//   - what its strategy selects from the serving replica's own committed
+//     prefix, which ends at the current offset it reports: for Offset,
+//     First, Last and Timestamp, the whole batches that hold an offset at or
+//     after the start, until count messages are covered, fewer only where
+//     the next batch would not fit the frame (else "poll misserved",
+//     pollcomplete.go);
 //   - nothing more. It may be stale: a backup behind its primary returns
-//     less, or nothing. It is not linearizable. And it may go backwards: a
+//     less, or nothing, and says so with its current offset. It is not linearizable. And it may go backwards: a
 //     replica that restarted lost its memory journals and applies its
 //     partition logs again from op 1, so its visible offset drops back to
 //     the end of what its segment log kept (DEVIATIONS.md 53) and grows back

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/iggy-vopr/vopr/replica/metadata"
 	"github.com/iggy-vopr/vopr/replica/wire"
 )
 
@@ -32,6 +33,14 @@ func (x ident) String() string {
 		return fmt.Sprintf("#%d", x.id)
 	}
 	return x.name
+}
+
+// identOf is the identifier a decoded request named.
+func identOf(x metadata.Identifier) ident {
+	if x.Kind == metadata.IdentifierNumeric {
+		return numeric(x.Numeric)
+	}
+	return named(x.Name)
 }
 
 // appendIdent appends [kind u8][len u8][value]: kind 1 with a u32, kind 2

@@ -259,7 +259,10 @@ func (c *Client) alongsideStore(inv Invocation) {
 	if err != nil || r.Ack != partition.AckQuorum || c.cfg.Rand.IntN(2) == 0 {
 		return
 	}
-	q := partition.Poll{ConsumerKind: r.ConsumerKind, Consumer: r.Consumer, Stream: r.Stream, Topic: r.Topic,
-		HasPartition: r.HasPartition, Partition: r.Partition, Strategy: partition.PollNext, Count: 4}
-	c.readOn(c.linkTo(c.target), Op{Operation: wire.OperationNonReplicated, Body: partition.EncodePoll(q), Code: partition.PollMessagesCode})
+	// The poll is encoded by the workload's own encoder, not the replica's
+	// (partition.EncodePoll): a body the client writes itself shows when
+	// the replica's reading of it is wrong.
+	q := poll{consumerKind: r.ConsumerKind, consumer: identOf(r.Consumer), stream: identOf(r.Stream), topic: identOf(r.Topic),
+		hasPartition: r.HasPartition, partition: r.Partition, strategy: partition.PollNext, count: 4}
+	c.readOn(c.linkTo(c.target), Op{Operation: wire.OperationNonReplicated, Body: encodePoll(q), Code: partition.PollMessagesCode})
 }
