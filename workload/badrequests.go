@@ -412,7 +412,7 @@ func (b *BadMix) send() Op {
 		b.nextID++
 		msgs[i] = wire.Message{ID: wire.U128{Hi: 0xbad, Lo: b.nextID}, OffsetDelta: uint32(i), TimestampDelta: uint32(i), Payload: b.bytes(b.rng.IntN(8))}
 	}
-	batch := wire.EncodeBatch(wire.BatchHeader{OriginTimestamp: 1}, msgs)
+	batch := encodeBatch(1, msgs)
 	stream, topic := named(hotStream), named(hotTopic)
 	if !b.sends || b.rng.IntN(3) == 0 {
 		stream, topic = b.stream(), b.topic()

@@ -186,7 +186,7 @@ func (m *Mix) send(stream ident) Op {
 			msgs[i].UserHeaders = []byte(fmt.Sprintf("h%d", m.nextID))
 		}
 	}
-	batch := wire.EncodeBatch(wire.BatchHeader{OriginTimestamp: 1}, msgs)
+	batch := encodeBatch(1, msgs)
 	topic := m.topic()
 	if m.hot(2) {
 		stream, topic = named(hotStream), named(hotTopic)
