@@ -31,6 +31,9 @@ type Config struct {
 	// (0: Iggy's, 1024 messages and 1 MiB; partition.SegmentConfig).
 	FlushMessages uint64
 	FlushBytes    uint64
+	// SegmentArtifactBytes is where a partition offer starts a new segment
+	// artifact (0: segmentArtifactBytesDefault, 64 KiB).
+	SegmentArtifactBytes uint64
 	// EvictedRing is how many flushed ops a partition's memory journal
 	// keeps for repair (0: the profile's PartitionEvictedRing).
 	EvictedRing uint64

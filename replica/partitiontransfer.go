@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/iggy-vopr/vopr/replica/partition"
@@ -23,10 +24,11 @@ import (
 // repair brings the ops above it. At most PartitionTransfersMax sessions
 // and installs run at once per replica; the rest wait in order.
 
-// segmentBytesMax is where an offer starts a new segment artifact: Iggy
-// rotates segments at 1 GiB; ours are small so that a transfer pulls
-// several artifacts (DEVIATIONS.md 64).
-const segmentBytesMax = 64 << 10
+// segmentArtifactBytesDefault is where an offer starts a new segment
+// artifact unless Config.SegmentArtifactBytes says otherwise: Iggy rotates
+// segments at 1 GiB; ours are small so that a transfer pulls several
+// artifacts (DEVIATIONS.md 64).
+const segmentArtifactBytesDefault = 64 << 10
 
 // partitionOffersMax bounds the partition offers this replica keeps at
 // once: four sessions for each peer.
@@ -242,7 +244,7 @@ func (h *partitionHost) servePartitionTransfer(from uint8, g *partitionGroup, hd
 	op, identity, timestamp := g.group.Applied()
 	offer := transfer.NewPartitionOffer(transfer.PartitionState{CommitOp: op, Identity: identity, Timestamp: timestamp,
 		Batches: g.plane.Batches(), Offsets: wire.ConsumerOffsets{NextOffset: g.plane.NextOffset(), Consumers: g.plane.Offsets()}},
-		segmentBytesMax)
+		int(cmp.Or(r.cfg.SegmentArtifactBytes, segmentArtifactBytesDefault)))
 	h.server.Open(x.Nonce, offer)
 	t.CommitOp, t.Available = op, 1
 	r.probe("partition state transfer offered")

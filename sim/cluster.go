@@ -55,6 +55,9 @@ type ClusterOptions struct {
 	FlushMessages int
 	// FlushBytes is their threshold in bytes (0: Iggy's 1 MiB).
 	FlushBytes int
+	// SegmentArtifactBytes: where a partition offer starts a new segment
+	// artifact (0: the replica's 64 KiB).
+	SegmentArtifactBytes int
 	// FormatExtentSlots: the journal's format extent (0: the journal's).
 	FormatExtentSlots int
 	// EvictedRing: flushed ops a partition journal keeps (0: Iggy's).
@@ -206,11 +209,12 @@ func (c *Cluster) replicaConfig(id uint8) replica.Config {
 	cfg := replica.Config{
 		ClusterName: "vopr", Replica: id, ReplicaCount: uint8(c.Options.Replicas),
 		Auth: c.Options.Auth, Secret: []byte(secretOld), Profile: c.Options.Profile,
-		FlushMessages:      uint64(max(c.Options.FlushMessages, 0)),
-		FlushBytes:         uint64(max(c.Options.FlushBytes, 0)),
-		FormatExtentSlots:  uint64(max(c.Options.FormatExtentSlots, 0)),
-		EvictedRing:        uint64(max(c.Options.EvictedRing, 0)),
-		CheckpointInterval: uint64(max(c.Options.CheckpointInterval, 0)),
+		FlushMessages:        uint64(max(c.Options.FlushMessages, 0)),
+		FlushBytes:           uint64(max(c.Options.FlushBytes, 0)),
+		SegmentArtifactBytes: uint64(max(c.Options.SegmentArtifactBytes, 0)),
+		FormatExtentSlots:    uint64(max(c.Options.FormatExtentSlots, 0)),
+		EvictedRing:          uint64(max(c.Options.EvictedRing, 0)),
+		CheckpointInterval:   uint64(max(c.Options.CheckpointInterval, 0)),
 	}
 	if c.Options.RotationWindow && id%2 == 1 {
 		// Mid-rotation: half the replicas already sign with the new secret

@@ -126,6 +126,10 @@ type Options struct {
 	// FlushBytes: a partition's segment log also flushes once this many
 	// bytes of committed batches are buffered (0: Iggy's 1 MiB).
 	FlushBytes int
+	// SegmentArtifactBytes: a partition state transfer's offer starts a new
+	// segment artifact once this many bytes of batches fill one (0: the
+	// replica's 64 KiB).
+	SegmentArtifactBytes int
 }
 
 // JournalSlotsMin is the smallest metadata journal ring for a checkpoint
@@ -326,6 +330,15 @@ func Swarm(seed uint64) Options {
 	if k.IntN(2) == 0 {
 		o.FlushBytes = int(math.Round(256 * math.Pow(64, k.Float64())))
 	}
+	// From a stream of its own, so that every knob above keeps its value:
+	// half the seeds cut a partition offer into segment artifacts of 512
+	// bytes to 16 KiB (log-uniform), a few batches each (issue 26: with the
+	// replica's 64 KiB no run's partition held two segments, so a receiver
+	// that refused every offer of more than one, or checked their order
+	// wrongly, passed every seed).
+	if sa := rand.New(rand.NewPCG(seed, 0x5e6a27)); sa.IntN(2) == 0 {
+		o.SegmentArtifactBytes = int(math.Round(512 * math.Pow(32, sa.Float64())))
+	}
 	return o
 }
 
@@ -449,6 +462,8 @@ func (o *Options) Check() error {
 		return fmt.Errorf("format-extent %d outside 0..65536 (0: the journal's 256)", o.FormatExtentSlots)
 	case o.FlushBytes < 0 || o.FlushBytes > 1<<30:
 		return fmt.Errorf("flush-bytes %d outside 0..1073741824 (0: Iggy's 1 MiB)", o.FlushBytes)
+	case o.SegmentArtifactBytes < 0 || o.SegmentArtifactBytes > 1<<30:
+		return fmt.Errorf("segment-artifact-bytes %d outside 0..1073741824 (0: the replica's 64 KiB)", o.SegmentArtifactBytes)
 	case o.CrashTornProbability+o.CrashLostProbability > 1:
 		return fmt.Errorf("crash torn + lost probabilities above 1")
 	}
@@ -513,6 +528,7 @@ func (o *Options) Fields() []Field {
 		{"bad-requests", f(o.BadRequestProbability)},
 		{"format-extent", i(int64(o.FormatExtentSlots))},
 		{"flush-bytes", i(int64(o.FlushBytes))},
+		{"segment-artifact-bytes", i(int64(o.SegmentArtifactBytes))},
 	}
 }
 

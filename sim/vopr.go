@@ -33,6 +33,7 @@ func clusterOptions(o Options) ClusterOptions {
 	c.FlushMessages = o.FlushMessages
 	c.FlushBytes, c.FormatExtentSlots = o.FlushBytes, o.FormatExtentSlots
 	c.EvictedRing = o.EvictedRing
+	c.SegmentArtifactBytes = o.SegmentArtifactBytes
 	c.CheckpointInterval = o.CheckpointInterval
 	if o.JournalSlots > 0 {
 		c.Profile.JournalSlots = uint64(o.JournalSlots)
