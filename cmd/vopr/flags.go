@@ -78,8 +78,8 @@ var knobs = []knob{
 	{"logout", true, func(o *sim.Options) any { return &o.LogoutProbability }, "per request drawn: a client logs out instead and registers again"},
 	{"bad-requests", true, func(o *sim.Options) any { return &o.BadRequestProbability }, "per request drawn: a client sends a bad request instead (bodies that do not decode, bounds, internal operations)"},
 	{"format-extent", false, func(o *sim.Options) any { return &o.FormatExtentSlots }, "the journal's ring is formatted this many slots at a time, each next extent before its first write (0: 256; at most the ring)"},
-	{"segment-artifact-bytes", false, func(o *sim.Options) any { return &o.SegmentArtifactBytes }, "a partition state transfer's offer starts a new segment artifact once this many bytes of batches fill one (0: the replica's 64 KiB)"},
 	{"flush-bytes", false, func(o *sim.Options) any { return &o.FlushBytes }, "a segment log also flushes once this many bytes of committed batches are buffered (0: Iggy's 1 MiB)"},
+	{"segment-artifact-bytes", false, func(o *sim.Options) any { return &o.SegmentArtifactBytes }, "a partition state transfer's offer starts a new segment artifact once this many bytes of batches fill one (0: the replica's 64 KiB)"},
 }
 
 // parseKnob reads s as the value of k's field: the value to store (of the
