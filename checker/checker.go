@@ -338,6 +338,9 @@ func (c *Checker) Replica(nowNs int64, e replica.Event) {
 	case replica.EventJournalRecovered:
 		c.journalRecovered(e.Replica, e.Journal)
 		return
+	case replica.EventOfferRefused:
+		c.offerRefused(e.Replica, e.Frame, e.Op, e.ArtifactMax, e.Probe)
+		return
 	case replica.EventReply:
 		c.builtReply(e)
 		c.answered(e)

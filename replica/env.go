@@ -88,6 +88,13 @@ const (
 	// repairs written): Journal says what it concluded, for a checker
 	// that recovers the same disk by its own reading of the format.
 	EventJournalRecovered
+	// EventOfferRefused: a state-transfer session refused its server's
+	// StateTransferTarget (Frame; Probe the session's reason), which offers
+	// the state of a group above Op (the session's need: what the replica
+	// has applied) with artifacts of at most ArtifactMax bytes each: for a
+	// checker that judges by its own reading of the offer whether it was
+	// one the replica could take.
+	EventOfferRefused
 )
 
 // JournalReport is what a restart's journal recovery concluded
@@ -158,6 +165,8 @@ type Event struct {
 	Disk DiskReport
 	// Journal: EventJournalRecovered's report.
 	Journal JournalReport
+	// ArtifactMax: EventOfferRefused's bound on one artifact.
+	ArtifactMax uint64
 }
 
 // Env is everything a replica needs from the world.

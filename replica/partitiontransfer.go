@@ -172,6 +172,10 @@ func (h *partitionHost) deliverPartitionTransfer(from uint8, id uint64, frame []
 			return
 		}
 		o, req, why := f.OnTarget(from, frame)
+		if o == transfer.Refused {
+			h.r.env.Sink.Event(Event{Kind: EventOfferRefused, Replica: h.r.cfg.Replica, PartitionGroup: g.ref.Group, Op: f.Need,
+				Frame: frame, Probe: why, ArtifactMax: transfer.PartitionArtifactMax})
+		}
 		h.partitionFetchStep(g, o, req, why)
 	case wire.CommandStateChunk:
 		o, req, why := f.OnChunk(from, frame)

@@ -107,6 +107,10 @@ func (r *Replica) deliverStateTransfer(from uint8, frame []byte) bool {
 			return true
 		}
 		o, req, why := f.OnTarget(from, frame)
+		if o == transfer.Refused {
+			r.env.Sink.Event(Event{Kind: EventOfferRefused, Replica: r.cfg.Replica, Op: f.Need, Frame: frame, Probe: why,
+				ArtifactMax: uint64(r.cfg.checkpointConfig().PayloadMax())})
+		}
 		r.fetchStep(o, req, why)
 	case wire.CommandStateChunk:
 		if f := r.transfer.fetch; f != nil {
