@@ -662,6 +662,7 @@ func (g *Group) onStateDurable() {
 		g.maybeSendDoViewChange()
 	case StatusNormal:
 		if g.IsPrimary() {
+			g.countOwnAcks()
 			if g.vc.startViewPending {
 				g.vc.startViewPending = false
 				g.broadcastStartView()

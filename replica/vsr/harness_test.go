@@ -252,6 +252,12 @@ func (r *replica) Event(e Event) {
 			c.t.Fatalf("primary %d counted its own ack of op %d before its journal made that prepare durable: ack before sync",
 				r.id, e.Op)
 		}
+		// And it implies the primary's log_view, as a backup's does
+		// (consensus.md trap "ungated acks"; VOPR seed 2430102557).
+		if lv := r.journal.durableState.LogView; lv != e.View {
+			c.t.Fatalf("primary %d counted its own ack of op %d in view %d while its durable log_view is %d: ungated ack",
+				r.id, e.Op, e.View, lv)
+		}
 	}
 }
 

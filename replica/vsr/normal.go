@@ -177,15 +177,35 @@ func (g *Group) onDurable(op uint64, identity wire.U128) {
 		return // truncated or replaced meanwhile
 	}
 	if g.IsPrimary() {
-		if e := g.pending(op); e != nil {
-			e.acks |= 1 << g.cfg.Replica
-			g.emit(Event{Kind: EventAcked, View: g.view, Op: op, Header: e.header})
-			g.commitPipeline()
-		}
+		g.countOwnAcks()
 		return
 	}
 	g.sendAcks()
 	g.commitJournal()
+}
+
+// countOwnAcks counts the primary's own acknowledgement of every pipeline
+// op it holds durably with the view's identity, once the view itself is
+// durable: an acknowledgement implies the log_view, as a backup's does
+// (consensus.md trap "ungated acks"). A new primary rebuilt its pipeline,
+// and counted its own acks, before its log_view was written; a crash then
+// brought it back with an older log_view, from which its vote nacked an op
+// its ack had counted toward the op's commit (VOPR seed 2430102557).
+func (g *Group) countOwnAcks() {
+	if !g.IsPrimary() || g.status != StatusNormal || !g.stateDurable() {
+		return
+	}
+	counted := false
+	for _, e := range g.pipeline {
+		if e.acks&(1<<g.cfg.Replica) == 0 && g.durableCanonical(e.op) {
+			e.acks |= 1 << g.cfg.Replica
+			g.emit(Event{Kind: EventAcked, View: g.view, Op: e.op, Header: e.header})
+			counted = true
+		}
+	}
+	if counted {
+		g.commitPipeline()
+	}
 }
 
 // forward sends a prepare to the next replica in the chain, stopping before
@@ -379,6 +399,15 @@ func (g *Group) onPrepareOk(from uint8, h *wire.Header) {
 // commitPipeline commits the pipeline's prefix that a replication quorum
 // holds, applies it, and admits queued requests.
 func (g *Group) commitPipeline() {
+	// Ops a checkpoint install applied while they waited in the pipeline
+	// are committed: they leave it (VOPR seed 2430104096: a new primary
+	// behind its log installed a peer's checkpoint at op 63 with ops 63 and
+	// 64 in its pipeline, and the next acknowledgement committed 63 again).
+	for len(g.pipeline) > 0 && g.pipeline[0].op <= g.commitMin {
+		g.probe("pipeline op applied by an install: it leaves the pipeline")
+		g.pipeline[0] = nil
+		g.pipeline = g.pipeline[1:]
+	}
 	for len(g.pipeline) > 0 {
 		e := g.pipeline[0]
 		if bug.CommitOneAck && g.cfg.Group == wire.MetadataGroup && e.acks != 0 && (e.acks&(1<<g.cfg.Replica) == 0 || popcount(e.acks) < g.quorumReplication()) {

@@ -938,12 +938,7 @@ func (g *Group) rebuildPipeline() {
 	g.pipeline = g.pipeline[:0]
 	for op := g.commitMax + 1; op <= g.op; op++ {
 		f, _ := g.deps.Journal.Frame(op)
-		e := &pending{op: op, header: g.canon[op], frame: f}
-		if g.durableCanonical(op) {
-			e.acks |= 1 << g.cfg.Replica
-			g.emit(Event{Kind: EventAcked, View: g.view, Op: op, Header: e.header})
-		}
-		g.pipeline = append(g.pipeline, e)
+		g.pipeline = append(g.pipeline, &pending{op: op, header: g.canon[op], frame: f})
 	}
 	if len(g.pipeline) > 0 {
 		g.prepareTimeout.start()
