@@ -144,9 +144,16 @@ func (c *Checker) Sent(nowNs int64, from uint8, to int, frame []byte) {
 }
 
 // ownAck takes a primary's count of its own acknowledgement
-// (vsr.EventAcked): the same promise as a PrepareOk.
+// (vsr.EventAcked): the same promise as a PrepareOk, the prepare durable
+// and the view and log_view it implies too (VOPR seed 2430102557: a new
+// primary counted its own acks before its log_view was written, came back
+// from a crash with an older one, and its vote nacked an op its ack had
+// counted toward the op's commit; the check named the nack, 45 s later).
 func (c *Checker) ownAck(r uint8, g vsr.Event) {
 	c.acknowledged(r, g.View, g.Op, g.Header.Checksum(), "its own acknowledgement")
+	if c.violation == nil {
+		c.durableView(r, "its own acknowledgement", g.View, g.View)
+	}
 }
 
 // reconciled voids r's acknowledgements of every op above head: r adopted a

@@ -191,6 +191,33 @@ func TestOwnAckBeforeDurable(t *testing.T) {
 	}
 }
 
+// TestOwnAckImpliesTheDurableView: a primary's own acknowledgement in a
+// view implies that view as its log_view, durable, as a PrepareOk does
+// (VOPR seed 2430102557: a new primary counted its own acks before its
+// log_view was written, and a crash brought it back with an older one).
+func TestOwnAckImpliesTheDurableView(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		durable [2]uint32 // the durable view and log_view of replica 0
+		want    string
+	}{
+		{"the view durable", [2]uint32{3, 3}, ""},
+		{"the log_view behind", [2]uint32{3, 1}, checker.SentBeforeDurable},
+		{"the view behind", [2]uint32{2, 2}, checker.SentBeforeDurable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, d, p := proposedOnDisks(t)
+			d.view[0] = tc.durable
+			f.group(0, vsr.Event{Kind: vsr.EventAcked, View: 3, Op: p.op(), Header: p.header})
+			if tc.want == "" {
+				wantPass(t, f)
+				return
+			}
+			wantViolation(t, f, tc.want)
+		})
+	}
+}
+
 func TestSentBeforeDurable(t *testing.T) {
 	for _, tc := range []struct {
 		name         string
