@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/iggy-vopr/vopr/checker/wirespec"
 	"github.com/iggy-vopr/vopr/replica/wire"
 )
 
@@ -65,11 +66,5 @@ func identityZero(body []byte, i int) bool {
 	if entryLen < 41 {
 		return true
 	}
-	at := ism1HeaderLen + i*entryLen + 25
-	for _, b := range body[at : at+16] {
-		if b != 0 {
-			return false
-		}
-	}
-	return true
+	return wirespec.Get128(body, ism1HeaderLen+i*entryLen+25).IsZero()
 }

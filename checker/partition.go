@@ -602,5 +602,3 @@ func (c *Checker) nextPollStart(body []byte, group uint64, first wire.BatchHeade
 		int64(first.BaseOffset)-1, first.BaseOffset+uint64(first.MessageCount)-2), false
 }
 
-// pollStrategyNext is PollMessages' Next strategy (client-ops.md 1.6).
-const pollStrategyNext = 5

@@ -3,6 +3,7 @@ package checker
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/iggy-vopr/vopr/replica/wire"
 	"github.com/iggy-vopr/vopr/workload"
@@ -30,6 +31,7 @@ const (
 	pollStrategyTimestamp = 2
 	pollStrategyFirst     = 3
 	pollStrategyLast      = 4
+	pollStrategyNext      = 5
 )
 
 // pollReplyBudgetSlackBytes: a poll reply may stop before a batch that
@@ -118,15 +120,11 @@ func (c *Checker) pollComplete(done workload.Completion, group uint64) {
 		size += b.bytes
 		want = append(want, b.base)
 	}
-	same := len(got) == len(want)
-	for i := 0; same && i < len(got); i++ {
-		same = got[i] == want[i]
-	}
 	// The replica keeps less room under the frame than the checker's
 	// budget, so where that budget stopped the walk the replica may have
 	// gone on; with no frame size told (a checker fed by hand) the replica
 	// may have stopped sooner.
-	if same || capped && isPrefix(want, got) || c.refusals.frameSizeMax == 0 && isPrefix(got, want) {
+	if slices.Equal(got, want) || capped && isPrefix(want, got) || c.refusals.frameSizeMax == 0 && isPrefix(got, want) {
 		return
 	}
 	c.fail(Violation{Name: PollMisserved,
@@ -149,14 +147,5 @@ func recordBases(records []byte) []uint64 {
 	return out
 }
 
-func isPrefix(a, b []uint64) bool {
-	if len(a) > len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
+// isPrefix reports whether a is a prefix of b.
+func isPrefix(a, b []uint64) bool { return len(a) <= len(b) && slices.Equal(a, b[:len(a)]) }

@@ -5,9 +5,6 @@ import (
 	"testing"
 
 	"github.com/iggy-vopr/vopr/checker"
-	"github.com/iggy-vopr/vopr/replica"
-	"github.com/iggy-vopr/vopr/replica/wire"
-	"github.com/iggy-vopr/vopr/workload"
 )
 
 // pollRequest is a PollMessages body (client-ops.md 5.28): consumer 1,
@@ -17,16 +14,6 @@ func pollRequest(strategy uint8, value uint64, count uint32) []byte {
 	b = binary.LittleEndian.AppendUint64(b, value)
 	b = binary.LittleEndian.AppendUint32(b, count)
 	return append(b, 0)
-}
-
-// servedPollOf is servedPoll with the request's body.
-func (h *partitionHistory) servedPollOf(req uint64, request, reply []byte) {
-	h.c.Invoke(workload.Invocation{Client: 0, ClientID: wire.U128{Lo: 1}, Session: 1, Request: req,
-		Operation: wire.OperationNonReplicated, Code: 100, Body: request, AtNs: h.tick()})
-	h.c.Replica(h.tick(), replica.Event{Kind: replica.EventPoll, Replica: 0, Client: wire.U128{Lo: 1}, Request: req, PartitionGroup: testGroup})
-	x := wire.ReplyHeader{Client: wire.U128{Lo: 1}, Op: 1, Request: req, Operation: wire.OperationNonReplicated}
-	h.c.Complete(workload.Completion{Client: 0, ClientID: wire.U128{Lo: 1}, Request: req, Kind: workload.Replied,
-		Frame: wire.BuildFrame(&x, reply), AtNs: h.tick()})
 }
 
 // TestPollMisserved: a poll reply holds the whole batches its strategy
@@ -77,7 +64,7 @@ func TestPollMisserved(t *testing.T) {
 			for _, i := range tc.records {
 				records = append(records, stamped[i])
 			}
-			h.servedPollOf(10, tc.request, pollBody(tc.current, records...))
+			h.servedPollOf(10, testGroup, tc.request, pollBody(tc.current, records...))
 			h.want(tc.want)
 		})
 	}

@@ -10,15 +10,21 @@ import (
 	"github.com/iggy-vopr/vopr/workload"
 )
 
-// servedPoll invokes request req as a PollMessages, reports that replica 0
-// served it from group (EventPoll), and completes it with body.
+// servedPoll invokes request req as a PollMessages with no body, reports
+// that replica 0 served it from group (EventPoll), and completes it with
+// body.
 func (h *partitionHistory) servedPoll(req, group uint64, body []byte) {
+	h.servedPollOf(req, group, nil, body)
+}
+
+// servedPollOf is servedPoll with the request's body.
+func (h *partitionHistory) servedPollOf(req, group uint64, request, reply []byte) {
 	h.c.Invoke(workload.Invocation{Client: 0, ClientID: wire.U128{Lo: 1}, Session: 1, Request: req,
-		Operation: wire.OperationNonReplicated, Code: 100, AtNs: h.tick()})
+		Operation: wire.OperationNonReplicated, Code: 100, Body: request, AtNs: h.tick()})
 	h.c.Replica(h.tick(), replica.Event{Kind: replica.EventPoll, Replica: 0, Client: wire.U128{Lo: 1}, Request: req, PartitionGroup: group})
 	x := wire.ReplyHeader{Client: wire.U128{Lo: 1}, Op: 1, Request: req, Operation: wire.OperationNonReplicated}
 	h.c.Complete(workload.Completion{Client: 0, ClientID: wire.U128{Lo: 1}, Request: req, Kind: workload.Replied,
-		Frame: wire.BuildFrame(&x, body), AtNs: h.tick()})
+		Frame: wire.BuildFrame(&x, reply), AtNs: h.tick()})
 }
 
 // TestPollCurrentOffset: a poll's current offset is the partition's last

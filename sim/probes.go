@@ -56,7 +56,7 @@ func ProbeCatalogue() []Probe {
 		// The consensus core (replica/vsr), both planes.
 		{Name: "DoViewChange reports headers that do not chain as unknown", Meaning: "a vote's suffix had headers off the hash chain: they are taken as unknown", Scenario: famRollback},
 		{Name: "RangeEvicted sent", Meaning: "a repair asked for ops below the journal's retained floor", Scenario: famRing},
-		{Name: "pipeline op applied by an install: it leaves the pipeline", Meaning: "a primary installed a peer's checkpoint covering ops still in its pipeline", Scenario: famRing},
+		{Name: "pipeline op applied by the journal walk: it leaves the pipeline", Meaning: "a primary applied from its journal ops still in its pipeline (an install raised commit_max past them)", Scenario: famRing},
 		{Name: "repair: ops applied but not held answered as evicted", Meaning: "a partition replica asked for ops it applied but its memory journal no longer holds answered RangeEvicted (VOPR seed 22354)", Scenario: famRing},
 		{Name: "StartView without headers", Meaning: "a StartView named an op above commit_min but carried no headers: a full one is asked for", Scenario: famPartition},
 		{Name: "StartView without headers, its ops committed: the replica catches up before adopting it", Meaning: "a StartView without headers whose commit covers its op: the replica stays Recovering, applies the committed ops (repair, state transfer) and adopts the view at its head (VOPR seed 3965681371)", Scenario: famCrash},

@@ -399,15 +399,6 @@ func (g *Group) onPrepareOk(from uint8, h *wire.Header) {
 // commitPipeline commits the pipeline's prefix that a replication quorum
 // holds, applies it, and admits queued requests.
 func (g *Group) commitPipeline() {
-	// Ops a checkpoint install applied while they waited in the pipeline
-	// are committed: they leave it (VOPR seed 2430104096: a new primary
-	// behind its log installed a peer's checkpoint at op 63 with ops 63 and
-	// 64 in its pipeline, and the next acknowledgement committed 63 again).
-	for len(g.pipeline) > 0 && g.pipeline[0].op <= g.commitMin {
-		g.probe("pipeline op applied by an install: it leaves the pipeline")
-		g.pipeline[0] = nil
-		g.pipeline = g.pipeline[1:]
-	}
 	for len(g.pipeline) > 0 {
 		e := g.pipeline[0]
 		if bug.CommitOneAck && g.cfg.Group == wire.MetadataGroup && e.acks != 0 && (e.acks&(1<<g.cfg.Replica) == 0 || popcount(e.acks) < g.quorumReplication()) {
@@ -461,6 +452,31 @@ func (g *Group) admitsNext() bool {
 	return false
 }
 
+// leavePipeline takes op, which the journal walk just applied, out of a
+// primary's pipeline. The walk applies what commit_max covers, and an
+// install raises commit_max past ops the pipeline may still hold: when the
+// group applied them on its own before the install's state was durable,
+// the install does nothing and they stayed in the pipeline, to be
+// committed a second time by the next acknowledgement (VOPR seed
+// 2430104096: a new primary behind its log, ops 63 and 64 in its pipeline,
+// installed a peer's checkpoint at 63 and applied 57..63 from its journal
+// meanwhile).
+func (g *Group) leavePipeline(op uint64, c wire.Header) {
+	if len(g.pipeline) == 0 || g.pipeline[0].op > op {
+		return
+	}
+	if e := g.pipeline[0]; e.op != op || e.header.Checksum() != c.Checksum() {
+		panic(fmt.Sprintf("vsr: replica %d applied op %d as %s, the pipeline's head is op %d as %s",
+			g.cfg.Replica, op, c.Checksum(), e.op, e.header.Checksum()))
+	}
+	g.probe("pipeline op applied by the journal walk: it leaves the pipeline")
+	g.pipeline[0] = nil
+	g.pipeline = g.pipeline[1:]
+	if len(g.pipeline) == 0 {
+		g.prepareTimeout.stop()
+	}
+}
+
 // commitJournal applies, in order, every op up to commit_max whose
 // canonical header is known and whose body the journal holds with that
 // identity (consensus.md trap: never apply an op whose identity is not the
@@ -501,6 +517,7 @@ func (g *Group) commitJournal() {
 		}
 		g.deps.Machine.Commit(frame)
 		g.commitMin = op
+		g.leavePipeline(op, c)
 		g.appliedIdentity, g.appliedTimestamp = c.Checksum(), p.Timestamp
 		delete(g.canon, op)
 		g.emit(Event{Kind: EventCommitted, Op: op, Commit: g.commitMax, View: g.view, Header: c, Body: frame[wire.HeaderSize:]})

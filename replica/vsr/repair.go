@@ -90,19 +90,25 @@ func (g *Group) behindRange() (lo, hi uint64, ok bool) {
 		return 0, 0, false
 	}
 	top := min(g.commitMax, g.deps.Journal.AdmitsThrough())
-	chunk := uint64(g.cfg.RepairChunkMax)
-	lo = g.commitMin + 1
-	for lo <= top && g.holdsCanonical(lo) {
-		lo++
-	}
-	if lo > top {
+	if lo, ok = g.lowestUnvouched(top); !ok {
 		return 0, 0, false
 	}
 	hi = lo
-	for hi < top && hi-lo+1 < chunk && !g.holdsCanonical(hi+1) {
+	for hi < top && hi-lo+1 < uint64(g.cfg.RepairChunkMax) && !g.holdsCanonical(hi+1) {
 		hi++
 	}
 	return lo, hi, true
+}
+
+// lowestUnvouched returns the lowest op above commit_min, up to top, that
+// the replica does not hold with its canonical identity.
+func (g *Group) lowestUnvouched(top uint64) (uint64, bool) {
+	for op := g.commitMin + 1; op <= top; op++ {
+		if !g.holdsCanonical(op) {
+			return op, true
+		}
+	}
+	return 0, false
 }
 
 // repairFrom asks one of sources (a bitset of replicas that hold op) for
@@ -174,14 +180,8 @@ func (g *Group) missingRange() (lo, hi uint64, ok bool) {
 	// be dropped (journalAppend) until a checkpoint frees their slots.
 	top := min(max(g.op, g.commitMax), g.deps.Journal.AdmitsThrough())
 	chunk := uint64(g.cfg.RepairChunkMax)
-	lowest := uint64(0)
-	for op := g.commitMin + 1; op <= top; op++ {
-		if !g.holdsCanonical(op) {
-			lowest = op
-			break
-		}
-	}
-	if lowest == 0 {
+	lowest, ok := g.lowestUnvouched(top)
+	if !ok {
 		return 0, 0, false
 	}
 	for op := top; op >= lowest; op-- {

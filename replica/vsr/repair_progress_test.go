@@ -107,17 +107,8 @@ func TestRepairRotationReachesTheOtherPeer(t *testing.T) {
 	commitEverywhere(t, c, 1, 3)
 	delete(r0.journal.frames, 2)
 	delete(r0.journal.durable, 2)
-	r2.crash()
-	delete(r2.journal.frames, 2)
-	delete(r2.journal.durable, 2)
-	r2.journal.durableState.CommitMax = 3
-	r2.start(false)
-	asked := map[uint8]int{}
-	c.observe = func(m message) {
-		if m.from == 2 && wire.HeaderOf(m.frame).Command() == wire.CommandRequestPrepares {
-			asked[m.to]++
-		}
-	}
+	restartWithout(r2, 3, 2)
+	asked := countRepairRequests(c, 2)
 	// No heartbeats reach r2, so only its repair timeout asks again, as for
 	// the seed's primary, which hears no heartbeats at all.
 	c.drop = func(m message) bool { return m.to == 2 && wire.HeaderOf(m.frame).Command() == wire.CommandCommit }
@@ -147,18 +138,9 @@ func TestRepairAsksThePrimaryBelowAStretchNobodyServes(t *testing.T) {
 	commitEverywhere(t, c, 1, 5)
 	delete(r0.journal.frames, 4)
 	delete(r0.journal.durable, 4)
-	r2.crash()
-	delete(r2.journal.frames, 4)
-	delete(r2.journal.durable, 4)
-	r2.journal.durableState.CommitMax = 5
-	r2.start(false)
+	restartWithout(r2, 5, 4)
 	c.isolate(1)
-	asked := map[uint8]int{}
-	c.observe = func(m message) {
-		if m.from == 2 && wire.HeaderOf(m.frame).Command() == wire.CommandRequestPrepares {
-			asked[m.to]++
-		}
-	}
+	asked := countRepairRequests(c, 2)
 	if !c.runUntil(400_000, func() bool { return r2.group.CommitMin() >= 3 }) {
 		c.dump()
 		t.Fatalf("r2 never committed the ops below its hole that its primary serves (asked %v, probes %v)", asked, c.probes)
@@ -169,4 +151,28 @@ func TestRepairAsksThePrimaryBelowAStretchNobodyServes(t *testing.T) {
 	if r2.group.CommitMin() != 3 {
 		t.Fatalf("r2 committed op %d, past the hole at op 4 that nobody reachable holds", r2.group.CommitMin())
 	}
+}
+
+// restartWithout crashes r and restarts it with the given ops' prepares lost
+// and commitMax as its durable commit_max.
+func restartWithout(r *replica, commitMax uint64, ops ...uint64) {
+	r.crash()
+	for _, op := range ops {
+		delete(r.journal.frames, op)
+		delete(r.journal.durable, op)
+	}
+	r.journal.durableState.CommitMax = commitMax
+	r.start(false)
+}
+
+// countRepairRequests counts, per peer, the RequestPrepares from sends
+// from now on.
+func countRepairRequests(c *cluster, from uint8) map[uint8]int {
+	asked := map[uint8]int{}
+	c.observe = func(m message) {
+		if m.from == from && wire.HeaderOf(m.frame).Command() == wire.CommandRequestPrepares {
+			asked[m.to]++
+		}
+	}
+	return asked
 }
