@@ -601,4 +601,3 @@ func (c *Checker) nextPollStart(body []byte, group uint64, first wire.BatchHeade
 	return fmt.Sprintf("%d offsets stored in group %d and %d by NoAck, none at %d..%d", len(committed), group, len(noAck),
 		int64(first.BaseOffset)-1, first.BaseOffset+uint64(first.MessageCount)-2), false
 }
-
